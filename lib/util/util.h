@@ -1,0 +1,37 @@
+/* Internal helpers shared across libferry files (double-underscore names). */
+#ifndef FERRY_UTIL_H
+#define FERRY_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ferry/error.h"
+#include "ferry/log.h"
+
+#if defined(__GNUC__)
+#define FERRY__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FERRY__PRINTF(a, b)
+#endif
+
+void ferry__log(enum ferry_log_level level, const char *fmt, ...)
+	FERRY__PRINTF(2, 3);
+
+/* snprintf into a caller's reason buffer (NULL or len 0: ignored). */
+void ferry__why(char *why, size_t len, const char *fmt, ...)
+	FERRY__PRINTF(3, 4);
+
+static inline uint64_t ferry__now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Fill buf with len bytes from getrandom(). Returns 0 or -errno. */
+int ferry__random(void *buf, size_t len);
+
+#define FERRY__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif
