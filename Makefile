@@ -1,0 +1,31 @@
+# ferry's front door. `make demo` and `make test` work on a fresh Debian 12
+# machine: they install what is missing (as root; otherwise they print the
+# apt-get line to run), configure, build and run.
+BUILD ?= build
+MESON_OPTS ?= -Dwerror=true
+
+.PHONY: all deps build test demo bench clean test-unit
+
+all: build
+
+deps:
+	@tools/deps.sh
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) $(MESON_OPTS)
+
+build: deps $(BUILD)/build.ninja
+	meson setup --reconfigure $(BUILD) $(MESON_OPTS) >/dev/null
+	ninja -C $(BUILD)
+
+test: build
+	@tools/run-tests.sh $(BUILD)
+
+test-unit: build
+	@tools/run-tests.sh $(BUILD) --suite unit
+
+demo: build
+	@tools/demo.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

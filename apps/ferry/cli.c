@@ -1,0 +1,263 @@
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ferry/error.h"
+#include "ferry/log.h"
+
+static void bad(const char *cmd, const char *opt, const char *s,
+		const char *reason)
+{
+	fprintf(stderr, "ferry %s: bad value '%s' for %s: %s\n", cmd, s, opt,
+		reason);
+}
+
+bool cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out)
+{
+	char *end;
+	double v;
+	uint64_t mul = 1;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || v < 0) {
+		bad(cmd, opt, s, "want a size such as 4M, 64K or 1G");
+		return false;
+	}
+	switch (toupper((unsigned char)*end)) {
+	case 0:
+		break;
+	case 'K':
+		mul = 1ull << 10;
+		break;
+	case 'M':
+		mul = 1ull << 20;
+		break;
+	case 'G':
+		mul = 1ull << 30;
+		break;
+	case 'T':
+		mul = 1ull << 40;
+		break;
+	default:
+		bad(cmd, opt, s, "unknown unit (use K, M, G or T, powers of 2)");
+		return false;
+	}
+	if (*end) {
+		end++;
+		if (*end == 'i' || *end == 'I')
+			end++;
+		if (*end == 'B' || *end == 'b')
+			end++;
+		if (*end) {
+			bad(cmd, opt, s, "want a size such as 4M, 64K or 1G");
+			return false;
+		}
+	}
+	if (v * (double)mul > 9e18) {
+		bad(cmd, opt, s, "too large");
+		return false;
+	}
+	*out = (uint64_t)(v * (double)mul);
+	return true;
+}
+
+bool cli_uint(const char *cmd, const char *opt, const char *s, uint64_t min,
+	      uint64_t max, unsigned *out)
+{
+	char *end, reason[96];
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (end == s || *end || errno || v < (long long)min ||
+	    (unsigned long long)v > max) {
+		snprintf(reason, sizeof(reason), "want a whole number from %llu to %llu",
+			 (unsigned long long)min, (unsigned long long)max);
+		bad(cmd, opt, s, reason);
+		return false;
+	}
+	*out = (unsigned)v;
+	return true;
+}
+
+bool cli_seconds(const char *cmd, const char *opt, const char *s, double min,
+		 double max, double *out)
+{
+	char *end, reason[96];
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v >= min && v <= max)) {
+		snprintf(reason, sizeof(reason), "want seconds from %g to %g",
+			 min, max);
+		bad(cmd, opt, s, reason);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+bool cli_hostport(const char *cmd, const char *arg, char *host, size_t hlen,
+		  char *port, size_t plen)
+{
+	const char *colon;
+	size_t n;
+
+	if (arg[0] == '[') {
+		const char *rb = strchr(arg, ']');
+		if (!rb)
+			goto bad;
+		n = (size_t)(rb - arg - 1);
+		colon = rb[1] == ':' ? rb + 1 : NULL;
+		if (rb[1] && !colon)
+			goto bad;
+		arg++;
+	} else {
+		colon = strrchr(arg, ':');
+		if (colon && strchr(arg, ':') != colon)
+			colon = NULL; /* bare IPv6 address, no port */
+		n = colon ? (size_t)(colon - arg) : strlen(arg);
+	}
+	if (n == 0 || n >= hlen)
+		goto bad;
+	memcpy(host, arg, n);
+	host[n] = 0;
+	snprintf(port, plen, "%s", colon ? colon + 1 : FERRY_DEFAULT_PORT);
+	if (colon) {
+		char *end;
+		long p = strtol(colon + 1, &end, 10);
+		if (*end || p < 1 || p > 65535)
+			goto bad;
+	}
+	return true;
+bad:
+	fprintf(stderr,
+		"ferry %s: bad address '%s': want HOST or HOST:PORT ([IPv6]:PORT)\n",
+		cmd, arg);
+	return false;
+}
+
+bool cli_key(const char *cmd, const char *path, bool no_auth,
+	     struct ferry_key *key, const struct ferry_key **out)
+{
+	char why[256];
+	int err;
+
+	*out = NULL;
+	if (no_auth)
+		return true;
+	if (!path)
+		path = getenv("FERRY_KEY");
+	if (!path || !*path) {
+		fprintf(stderr,
+			"ferry %s: no key: give --key FILE (or set FERRY_KEY); make one with `ferry keygen FILE` and copy it to both hosts\n",
+			cmd);
+		return false;
+	}
+	err = ferry_key_load(path, key, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "ferry %s: %s\n", cmd, why);
+		return false;
+	}
+	*out = key;
+	return true;
+}
+
+void cli_common_init(struct cli_common *c)
+{
+	memset(c, 0, sizeof(*c));
+	ferry_opts_init(&c->o);
+}
+
+static const char *log_cmd;
+
+static void log_stderr(enum ferry_log_level level, const char *msg, void *arg)
+{
+	static const char *const names[] = { "error", "warning", "info",
+					     "debug" };
+	(void)arg;
+	fprintf(stderr, "ferry %s: %s: %s\n", log_cmd, names[level], msg);
+}
+
+void cli_logger(const char *cmd, bool quiet, bool verbose)
+{
+	log_cmd = cmd;
+	ferry_log_set(log_stderr, NULL,
+		      quiet ? FERRY_LOG_WARN :
+		      verbose ? FERRY_LOG_DEBUG : FERRY_LOG_INFO);
+}
+
+void cli_die_usage(const char *cmd, const char *hint)
+{
+	fprintf(stderr, "ferry %s: %s (see `ferry %s --help`)\n", cmd, hint,
+		cmd);
+	exit(2);
+}
+
+int cli_common_opt(struct cli_common *c, const char *cmd, int opt,
+		   const char *arg)
+{
+	uint64_t v;
+	double d;
+	unsigned u;
+
+	switch (opt) {
+	case OPT_KEY:
+		c->key_path = arg;
+		return 1;
+	case OPT_NO_AUTH:
+		c->no_auth = true;
+		return 1;
+	case OPT_TRANSPORT:
+		c->o.transport = arg;
+		return 1;
+	case OPT_SLOTS:
+		if (!cli_uint(cmd, "--slots", arg, 1, FERRY_MAX_SLOTS, &u))
+			return -1;
+		c->o.slots = u;
+		return 1;
+	case OPT_CPUS:
+		c->o.cpulist = arg;
+		return 1;
+	case OPT_NUMA:
+		if (!cli_uint(cmd, "--numa", arg, 0, 1023, &u))
+			return -1;
+		c->o.numa_node = (int)u;
+		return 1;
+	case OPT_TIMEOUT:
+		if (!cli_seconds(cmd, "--timeout", arg, 0.1, 3600, &d))
+			return -1;
+		c->o.timeout_ms = (int)(d * 1000);
+		return 1;
+	case OPT_SOCKBUF:
+		if (!cli_size(cmd, "--sockbuf", arg, &v))
+			return -1;
+		if (v > (1ull << 30)) {
+			fprintf(stderr, "ferry %s: --sockbuf is at most 1G\n", cmd);
+			return -1;
+		}
+		c->o.sockbuf = v;
+		return 1;
+	case OPT_JSON:
+		c->json = true;
+		return 1;
+	case 'i':
+		if (!cli_seconds(cmd, "-i", arg, 0, 3600, &d))
+			return -1;
+		c->o.interval = d;
+		return 1;
+	case 'q':
+		c->quiet = true;
+		return 1;
+	case 'v':
+		c->verbose = true;
+		return 1;
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,80 @@
+/* Option parsing shared by the subcommands: values with units, and one
+ * error line when a value is wrong. */
+#ifndef FERRY_APP_CLI_H
+#define FERRY_APP_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ferry/key.h"
+#include "ferry/session.h"
+
+/* Each parser prints "ferry CMD: bad VALUE for OPT: REASON" and returns
+ * false when the value is unusable. */
+bool cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out);
+bool cli_uint(const char *cmd, const char *opt, const char *s, uint64_t min,
+	      uint64_t max, unsigned *out);
+bool cli_seconds(const char *cmd, const char *opt, const char *s, double min,
+		 double max, double *out);
+
+/* Split "HOST[:PORT]" ("[v6]:port" for IPv6) into host and port. */
+bool cli_hostport(const char *cmd, const char *arg, char *host, size_t hlen,
+		  char *port, size_t plen);
+
+/* Load the key named by --key or $FERRY_KEY into key; no_auth leaves it
+ * NULL. Prints the reason and returns false when there is none to use. */
+bool cli_key(const char *cmd, const char *path, bool no_auth,
+	     struct ferry_key *key, const struct ferry_key **out);
+
+/* Common options of bench and recv. Returns 1 if opt was one of them
+ * (consuming optarg), 0 if not, -1 on a bad value. */
+struct cli_common {
+	struct ferry_opts o;
+	const char *key_path;
+	bool no_auth, json, quiet, verbose;
+};
+void cli_common_init(struct cli_common *c);
+
+/* Install a logger that prints libferry's messages to stderr, prefixed
+ * with "ferry CMD: ". */
+void cli_logger(const char *cmd, bool quiet, bool verbose);
+
+void cli_die_usage(const char *cmd, const char *usage_hint);
+
+#endif
+
+/* Long-option codes of the common options (getopt_long values). */
+enum {
+	OPT_KEY = 1000,
+	OPT_NO_AUTH,
+	OPT_TRANSPORT,
+	OPT_SLOTS,
+	OPT_CPUS,
+	OPT_NUMA,
+	OPT_TIMEOUT,
+	OPT_SOCKBUF,
+	OPT_JSON,
+	OPT_MAX_MEM,
+	OPT_ONCE,
+	OPT_MAX_SESSIONS,
+};
+
+#define CLI_COMMON_LONGOPTS                                                  \
+	{ "key", required_argument, NULL, OPT_KEY },                         \
+	{ "no-auth", no_argument, NULL, OPT_NO_AUTH },                       \
+	{ "transport", required_argument, NULL, OPT_TRANSPORT },             \
+	{ "slots", required_argument, NULL, OPT_SLOTS },                     \
+	{ "cpus", required_argument, NULL, OPT_CPUS },                       \
+	{ "numa", required_argument, NULL, OPT_NUMA },                       \
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },                 \
+	{ "sockbuf", required_argument, NULL, OPT_SOCKBUF },                 \
+	{ "json", no_argument, NULL, OPT_JSON },                             \
+	{ "interval", required_argument, NULL, 'i' },                        \
+	{ "quiet", no_argument, NULL, 'q' },                                 \
+	{ "verbose", no_argument, NULL, 'v' },                               \
+	{ "help", no_argument, NULL, 'h' }
+
+/* Handle one common option. Returns 1 if handled, 0 if not common, -1 on
+ * a bad value (already reported). */
+int cli_common_opt(struct cli_common *c, const char *cmd, int opt,
+		   const char *arg);

@@ -1,0 +1,252 @@
+/* ferry recv: the receiving daemon. */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "ferry/error.h"
+#include "out.h"
+
+const char help_recv[] =
+"usage: ferry recv [options]\n"
+"\n"
+"Listen for ferry sessions (control port 7471 by default) and serve them\n"
+"until stopped with SIGINT or SIGTERM, or one with --once. Each session\n"
+"authenticates the sender with the shared key, agrees on transport,\n"
+"streams, chunk size and ring slots, then checks the crc32c of every\n"
+"chunk that lands. Bench sessions discard the payload.\n"
+"The data streams of a tcp session use an extra port the kernel picks, on\n"
+"the address the control connection came in on.\n"
+"\n"
+"Listening:\n"
+"  -p, --port PORT       control port (default 7471)\n"
+"  -B, --bind ADDR       listen on ADDR only (default: every address)\n"
+"      --once            serve one session, then exit with its status\n"
+"      --max-sessions N  sessions served at once (default 4); more wait\n"
+"      --max-mem SIZE    largest ring one session may ask for (default 4G)\n"
+"\n"
+"Pipeline (the sender proposes streams, chunk size and slots):\n"
+"      --transport T     auto (default), tcp, uroce or verbs\n"
+"      --sockbuf SIZE    tcp socket buffers (default: kernel autotuning)\n"
+"      --cpus LIST       pin workers to these CPUs (default: the NIC's node)\n"
+"      --numa N          put the ring on NUMA node N (default: the NIC's)\n"
+"\n"
+"Security:\n"
+"      --key FILE        shared key (default $FERRY_KEY), made by\n"
+"                        `ferry keygen`; senders must hold the same key\n"
+"      --no-auth         accept sessions without a key: only together with\n"
+"                        a loopback --bind address (127.0.0.1 or ::1)\n"
+"\n"
+"Output:\n"
+"  -i, --interval SEC    seconds between interval lines (default 1, 0 off)\n"
+"      --json            one JSON document per session on stdout\n"
+"  -q, --quiet           only warnings and session summaries\n"
+"  -v, --verbose         debug messages from the library\n"
+"      --timeout SEC     drop a peer silent this long (default 10)\n"
+"\n"
+"Exit status: 0 after a signal (or, with --once, a good session), 1 when\n"
+"it cannot listen or the --once session failed, 2 on bad usage.\n"
+"\n"
+"Example: ferry recv --key /etc/ferry/key -p 7471\n";
+
+static atomic_bool stopping;
+static atomic_uint active;
+static atomic_uint session_seq;
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct session_job {
+	struct ferry_server *srv;
+	int fd;
+	unsigned id;
+	bool json;
+	char peer[80];
+};
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&stopping, true);
+}
+
+static int serve(struct session_job *j)
+{
+	struct ferry_report *rep = malloc(sizeof(*rep));
+	char why[512] = "", prefix[128];
+	int err;
+
+	if (!rep) {
+		close(j->fd);
+		return -ENOMEM;
+	}
+	snprintf(prefix, sizeof(prefix), "[session %u from %s] ", j->id,
+		 j->peer);
+	err = ferry_server_session(j->srv, j->fd, rep, why, sizeof(why));
+	pthread_mutex_lock(&out_lock);
+	if (j->json && rep->chunks)
+		ferry_report_json(rep, stdout);
+	else if (!err)
+		out_summary(stdout, prefix, rep);
+	if (err)
+		fprintf(stderr, "ferry recv: %ssession failed: %s\n", prefix,
+			why[0] ? why : ferry_strerror(err));
+	fflush(stdout);
+	pthread_mutex_unlock(&out_lock);
+	free(rep);
+	return err;
+}
+
+static void *session_thread(void *arg)
+{
+	struct session_job *j = arg;
+
+	serve(j);
+	free(j);
+	atomic_fetch_sub(&active, 1);
+	return NULL;
+}
+
+static bool loopback_addr(const char *addr)
+{
+	return addr && (strncmp(addr, "127.", 4) == 0 ||
+			strcmp(addr, "::1") == 0 ||
+			strcmp(addr, "localhost") == 0);
+}
+
+int cmd_recv(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "bind", required_argument, NULL, 'B' },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
+		{ "max-mem", required_argument, NULL, OPT_MAX_MEM },
+		CLI_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *port = FERRY_DEFAULT_PORT, *bind_addr = NULL;
+	unsigned max_sessions = 4, dummy;
+	struct cli_common c;
+	struct ferry_key key;
+	struct ferry_server *srv;
+	bool once = false;
+	char why[512];
+	uint64_t v;
+	int opt, err;
+
+	cli_common_init(&c);
+	while ((opt = getopt_long(argc, argv, "p:B:i:qvh", longopts, NULL)) !=
+	       -1) {
+		switch (opt) {
+		case 'p':
+			if (!cli_uint("recv", "-p", optarg, 1, 65535, &dummy))
+				return 2;
+			port = optarg;
+			break;
+		case 'B':
+			bind_addr = optarg;
+			break;
+		case OPT_ONCE:
+			once = true;
+			break;
+		case OPT_MAX_SESSIONS:
+			if (!cli_uint("recv", "--max-sessions", optarg, 1, 64,
+				      &max_sessions))
+				return 2;
+			break;
+		case OPT_MAX_MEM:
+			if (!cli_size("recv", "--max-mem", optarg, &v))
+				return 2;
+			c.o.max_mem = v;
+			break;
+		case 'h':
+			fputs(help_recv, stdout);
+			return 0;
+		default:
+			err = cli_common_opt(&c, "recv", opt, optarg);
+			if (err < 0)
+				return 2;
+			if (err == 0)
+				cli_die_usage("recv", "unknown option");
+		}
+	}
+	if (optind != argc)
+		cli_die_usage("recv", "unexpected argument");
+	if (c.no_auth && !loopback_addr(bind_addr)) {
+		fprintf(stderr,
+			"ferry recv: --no-auth is only allowed with a loopback --bind address (127.0.0.1 or ::1); use --key FILE on a network\n");
+		return 2;
+	}
+	if (!cli_key("recv", c.key_path, c.no_auth, &key, &c.o.key))
+		return 2;
+	/* the sender proposes the geometry; these only bound the checks */
+	c.o.streams = 1;
+	c.o.slots = 1;
+	c.o.chunk_size = FERRY_MIN_CHUNK;
+	cli_logger("recv", c.quiet || c.json, c.verbose);
+	if (!c.json && !c.quiet) {
+		c.o.on_interval = out_interval;
+		c.o.arg = stdout;
+	}
+	if (ferry_server_open(bind_addr, port, &c.o, &srv, why, sizeof(why))) {
+		fprintf(stderr, "ferry recv: %s\n", why);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!c.quiet && !c.json)
+		fprintf(stderr, "ferry recv: listening on %s port %s (%s)\n",
+			bind_addr ? bind_addr : "every address", port,
+			c.o.key ? "key required" : "no authentication");
+
+	err = 0;
+	while (!atomic_load(&stopping)) {
+		struct pollfd pf = { .fd = ferry_server_fd(srv),
+				     .events = POLLIN };
+		if (atomic_load(&active) >= max_sessions ||
+		    poll(&pf, 1, 200) <= 0)
+		{
+			if (atomic_load(&active) >= max_sessions)
+				usleep(20000);
+			continue;
+		}
+		struct session_job *j = calloc(1, sizeof(*j));
+		if (!j)
+			break;
+		j->srv = srv;
+		j->json = c.json;
+		j->id = atomic_fetch_add(&session_seq, 1) + 1;
+		j->fd = ferry_server_accept(srv, j->peer, sizeof(j->peer));
+		if (j->fd < 0) {
+			free(j);
+			continue;
+		}
+		if (once) {
+			err = serve(j);
+			free(j);
+			break;
+		}
+		pthread_t th;
+		atomic_fetch_add(&active, 1);
+		if (pthread_create(&th, NULL, session_thread, j)) {
+			atomic_fetch_sub(&active, 1);
+			close(j->fd);
+			free(j);
+			continue;
+		}
+		pthread_detach(th);
+	}
+	/* sessions still running end with the process */
+	ferry_server_close(srv);
+	return err ? 1 : 0;
+}

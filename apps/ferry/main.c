@@ -1,0 +1,48 @@
+/* ferry: one binary, one subcommand per job. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmds.h"
+
+static const char help_main[] =
+"usage: ferry COMMAND [options]\n"
+"\n"
+"ferry moves bulk data between data-transfer nodes over RDMA (verbs),\n"
+"a user-space RoCEv2 engine (uroce) or TCP, through one pipeline of\n"
+"credits, checksummed chunks and parallel streams.\n"
+"\n"
+"Commands:\n"
+"  recv      receive sessions (the daemon on the destination host)\n"
+"  bench     memory-to-memory transfer to a receiver, like iperf3\n"
+"  keygen    write a shared key for authenticating peers\n"
+"  version   print the version\n"
+"\n"
+"`ferry COMMAND --help` explains each command.\n";
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+} cmds[] = {
+	{ "recv", cmd_recv },
+	{ "bench", cmd_bench },
+	{ "keygen", cmd_keygen },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		fputs(help_main, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("ferry %s\n", FERRY_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "ferry: unknown command '%s' (see `ferry --help`)\n",
+		argv[1]);
+	return 2;
+}

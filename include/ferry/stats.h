@@ -1,0 +1,58 @@
+/* Session statistics: goodput per interval and in total, chunks, credit
+ * stalls, CPU time of each side, and a JSON report in the spirit of
+ * iperf3 -J (start, intervals, end).
+ *
+ * Goodput counts payload bytes only (not chunk headers or framing), in
+ * Gb/s = 1e9 bits per second.
+ */
+#ifndef FERRY_STATS_H
+#define FERRY_STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define FERRY_REPORT_MAX_IV 3600 /* intervals kept; later ones are dropped */
+
+struct ferry_interval {
+	double start, end; /* seconds since the data phase began */
+	uint64_t bytes, chunks, stalls;
+};
+
+struct ferry_report {
+	char role[12];       /* "sender" or "receiver" */
+	char transport[12];  /* "tcp", "uroce", "verbs" */
+	char peer[80];       /* the other side, host:port */
+	char transport_why[160]; /* why this transport was chosen */
+	unsigned streams, slots, depth;
+	uint64_t chunk_size;
+	/* memory */
+	char page_kind[8];
+	uint64_t pool_bytes;
+	int numa_node;
+	char placement[256];
+	/* totals */
+	double seconds;
+	uint64_t bytes, chunks, stalls, crc_errors;
+	double cpu_user, cpu_sys;           /* this side, seconds */
+	double peer_cpu_user, peer_cpu_sys; /* other side; < 0 unknown */
+	uint64_t peer_bytes;                /* what the other side counted */
+	/* intervals */
+	unsigned n_iv;
+	uint64_t iv_dropped;
+	struct ferry_interval iv[FERRY_REPORT_MAX_IV];
+};
+
+/* Gb/s of bytes over seconds (0 when seconds <= 0). */
+double ferry_gbps(uint64_t bytes, double seconds);
+
+/* CPU-seconds per GB (1e9 bytes) moved; < 0 when nothing moved. */
+double ferry_cpu_per_gb(double cpu_seconds, uint64_t bytes);
+
+/* Append an interval (dropped and counted once the array is full). */
+void ferry_report_add_interval(struct ferry_report *r,
+			       const struct ferry_interval *iv);
+
+/* Write the report as one JSON document to out. Returns 0 or -errno. */
+int ferry_report_json(const struct ferry_report *r, FILE *out);
+
+#endif

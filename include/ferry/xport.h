@@ -1,0 +1,135 @@
+/* The transport interface: what the pipeline asks of verbs, uroce and tcp.
+ *
+ * A transport moves two things between two hosts over n_ep endpoints (RC
+ * queue pairs, or TCP streams): one-sided writes with immediate data into
+ * the receiver's registered ring, and small messages (credits) both ways.
+ * The pipeline knows nothing else about it.
+ *
+ * Threads: open, reg_mem, listen, accept, connect and close are called from
+ * the session's control thread. Endpoint ep is driven by one worker thread at
+ * a time (post_write_imm, post_send and poll on ep), different endpoints by
+ * different threads concurrently. cancel may be called from any thread.
+ *
+ * Errors: every op returns 0 (or a count) or a negative ferry error; ops that
+ * take why/whylen fill it with one line a person can act on.
+ */
+#ifndef FERRY_XPORT_H
+#define FERRY_XPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define FERRY_XPORT_MSG_MAX 64 /* largest small message (post_send) */
+#define FERRY_EP_MAX 512       /* largest endpoint blob */
+
+struct ferry_xport; /* one session's transport state, opaque */
+struct ferry_mr;    /* a registered memory region, opaque */
+
+/* Access rights for reg_mem. */
+#define FERRY_ACCESS_LOCAL 0u        /* sender buffers: local use only */
+#define FERRY_ACCESS_REMOTE_WRITE 1u /* the receive ring */
+
+/* post_write_imm flags */
+#define FERRY_POST_SIGNALED 1u /* produce a FERRY_WC_WRITE completion */
+
+enum ferry_wc_op {
+	FERRY_WC_WRITE = 1,     /* sender: a signalled write is done; its
+				   local buffer may be reused */
+	FERRY_WC_WRITE_IMM = 2, /* receiver: a write landed at offset */
+	FERRY_WC_RECV = 3,      /* a small message arrived, in msg */
+};
+
+struct ferry_wc {
+	uint64_t wr_id;   /* WRITE: the wr_id given to post_write_imm */
+	uint64_t offset;  /* WRITE_IMM: ring offset the write landed at */
+	uint32_t imm;     /* WRITE_IMM: the immediate data */
+	uint32_t len;     /* WRITE_IMM: bytes landed; RECV: message bytes */
+	uint8_t op;       /* enum ferry_wc_op */
+	uint8_t msg[FERRY_XPORT_MSG_MAX];
+};
+
+struct ferry_xport_attr {
+	unsigned n_ep;        /* endpoints (streams, QPs), >= 1 */
+	int timeout_ms;       /* connect/accept deadline; also how long a
+				 blocked post may wait for the peer */
+	/* receiver: the local address of the control connection; data
+	 * endpoints listen there. sender: the peer's control address. */
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	size_t sockbuf;       /* tcp: socket buffer bytes; 0 = autotune */
+};
+
+/* Ops table. Each transport defines one `const` instance. size is
+ * sizeof(struct ferry_xport_ops) as the transport was built; callers check
+ * it before using an op, so a table from an older build is detected. */
+struct ferry_xport_ops {
+	size_t size;
+	const char *name;
+
+	/* Is the transport usable on this host? 0, or -FERRY_ENOXPORT with
+	 * why saying what is missing. Any thread; no side effects. */
+	int (*probe)(char *why, size_t whylen);
+
+	/* Create the session's transport state. */
+	int (*open)(const struct ferry_xport_attr *attr,
+		    struct ferry_xport **out, char *why, size_t whylen);
+
+	/* Register [addr, addr+len) with access rights. The region stays
+	 * registered until dereg_mem or close. Register once per pool. */
+	int (*reg_mem)(struct ferry_xport *x, void *addr, size_t len,
+		       unsigned access, struct ferry_mr **out);
+	void (*dereg_mem)(struct ferry_xport *x, struct ferry_mr *mr);
+
+	/* Receiver: prepare n_ep endpoints whose writes land in ring, and
+	 * describe them in blob (at most FERRY_EP_MAX bytes; *blob_len in:
+	 * capacity, out: used) for the sender. Offsets, never addresses, go
+	 * on the wire. */
+	int (*listen)(struct ferry_xport *x, struct ferry_mr *ring, void *blob,
+		      size_t *blob_len, char *why, size_t whylen);
+	/* Receiver: wait until every endpoint is connected. */
+	int (*accept)(struct ferry_xport *x, char *why, size_t whylen);
+	/* Sender: connect every endpoint to the receiver's blob. */
+	int (*connect)(struct ferry_xport *x, const void *blob, size_t blob_len,
+		       char *why, size_t whylen);
+
+	/* Sender: write len bytes from laddr (inside lmr) to ring offset roff
+	 * on endpoint ep, delivering imm with it. The local bytes must not
+	 * change until the write completes (FERRY_WC_WRITE when signalled;
+	 * an unsignalled write is complete when a later signalled write on
+	 * the same ep is). The receiver bounds-checks roff + len. */
+	int (*post_write_imm)(struct ferry_xport *x, unsigned ep,
+			      struct ferry_mr *lmr, const void *laddr,
+			      size_t len, uint64_t roff, uint32_t imm,
+			      uint64_t wr_id, unsigned flags);
+
+	/* Send a small message (len <= FERRY_XPORT_MSG_MAX) on ep. The
+	 * bytes are copied before it returns. Delivered in order with the
+	 * writes on the same ep. */
+	int (*post_send)(struct ferry_xport *x, unsigned ep, const void *msg,
+			 size_t len);
+
+	/* Reap up to max completions on ep, waiting up to timeout_ms (0: do
+	 * not wait, -1: forever) for the first. Returns the count (0 on
+	 * timeout) or a negative error: -FERRY_ECLOSED when the peer went
+	 * away, -FERRY_EBOUNDS when the peer wrote outside the ring,
+	 * -ECANCELED after cancel. */
+	int (*poll)(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
+		    unsigned max, int timeout_ms);
+
+	/* Wake every thread blocked in this transport; later posts and polls
+	 * fail with -ECANCELED. Any thread. */
+	void (*cancel)(struct ferry_xport *x);
+
+	/* Tear down endpoints and registrations. NULL is allowed. */
+	void (*close)(struct ferry_xport *x);
+};
+
+/* The transports this build has, NULL-terminated, in preference order. */
+const struct ferry_xport_ops *const *ferry_xport_list(void);
+
+/* Look a transport up by name ("tcp", "uroce", "verbs"); NULL if this
+ * build does not have it. */
+const struct ferry_xport_ops *ferry_xport_find(const char *name);
+
+#endif

@@ -1,0 +1,114 @@
+/* The pipeline shared by both roles: geometry, memory, transport, worker
+ * threads, counters. Control-path code (client.c, server.c) drives it; the
+ * worker loops live in bench_dp.c. */
+#ifndef FERRY_CORE_PIPE_H
+#define FERRY_CORE_PIPE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ferry/chunk.h"
+#include "ferry/mem.h"
+#include "ferry/session.h"
+#include "ferry/topo.h"
+#include "ferry/xport.h"
+
+enum ferry__role { FERRY__SENDER, FERRY__RECEIVER };
+
+/* Per-stream state and counters, one cache line apart. Counters are
+ * written by the stream's worker and read by the control thread. */
+struct ferry__stream {
+	struct ferry__pipe *p;
+	unsigned idx;
+	pthread_t th;
+	bool started;
+	_Atomic uint64_t bytes, chunks, stalls, crc_errors;
+	_Atomic bool done;
+	int err;
+	char why[160];
+	double cpu_user, cpu_sys;
+} __attribute__((aligned(64)));
+
+struct ferry__pipe {
+	enum ferry__role role;
+	const struct ferry_xport_ops *ops;
+	struct ferry_xport *x;
+	struct ferry_pool *pool;
+	struct ferry_mr *mr;
+	uint8_t *base;
+	uint64_t chunk, stride;
+	unsigned streams, depth, slots;
+	uint64_t xfer_id;
+	struct ferry_placement pl;
+	int timeout_ms;
+
+	/* sender: run for a byte budget or until a deadline */
+	uint64_t budget;          /* 0: time-bound */
+	_Atomic uint64_t claimed; /* bytes handed to streams so far */
+	uint64_t deadline_ns;
+
+	uint64_t start_ns, end_ns; /* end: when the last worker finished */
+	atomic_bool stop;   /* finish cleanly (receiver: sender said FIN) */
+	atomic_bool abort;  /* give up: an error somewhere */
+	_Atomic unsigned running;
+
+	struct ferry__stream *st;
+	/* interval sampling */
+	uint64_t last_ns, last_bytes, last_chunks, last_stalls;
+	double ctl_u0, ctl_s0; /* control thread CPU when the session began */
+};
+
+/* Geometry from negotiated values: slots split over streams. Returns 0 or
+ * -EINVAL with why. */
+int ferry__pipe_geometry(struct ferry__pipe *p, unsigned streams,
+			 uint64_t chunk, unsigned slots, char *why,
+			 size_t whylen);
+
+/* Decide placement for traffic to/from peer; allocate and register the
+ * pool (the receiver's is remotely writable). */
+int ferry__pipe_memory(struct ferry__pipe *p, const struct ferry_opts *o,
+		       const struct sockaddr *peer, socklen_t peer_len,
+		       char *why, size_t whylen);
+
+/* Start one worker per stream running fn; stop/abort them; join. */
+int ferry__pipe_start(struct ferry__pipe *p, void *(*fn)(void *));
+void ferry__pipe_abort(struct ferry__pipe *p);
+void ferry__pipe_join(struct ferry__pipe *p);
+
+/* First worker error (0 if none), with its reason copied to why. */
+int ferry__pipe_error(const struct ferry__pipe *p, char *why, size_t whylen);
+
+/* Sum of the streams' counters. */
+void ferry__pipe_totals(const struct ferry__pipe *p, uint64_t *bytes,
+			uint64_t *chunks, uint64_t *stalls, uint64_t *crc_err);
+
+/* Close an interval if one is due (or force) and hand it to the app. */
+void ferry__pipe_tick(struct ferry__pipe *p, const struct ferry_opts *o,
+		      struct ferry_report *rep, bool force);
+
+/* Milliseconds until the next interval is due (for poll timeouts). */
+int ferry__pipe_next_tick_ms(const struct ferry__pipe *p,
+			     const struct ferry_opts *o);
+
+/* Fill the report's settings and totals. */
+void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep);
+
+/* CPU seconds this thread has used. */
+void ferry__thread_cpu(double *user, double *sys);
+
+void ferry__pipe_free(struct ferry__pipe *p);
+
+/* Worker loops (bench_dp.c). */
+void *ferry__bench_send_worker(void *arg);
+void *ferry__bench_recv_worker(void *arg);
+
+/* Choose a transport. "auto" takes the first in preference order that both
+ * ends have (peer_mask from negotiation, 0 = unknown) and says why. */
+const struct ferry_xport_ops *ferry__pick_xport(const char *want,
+						uint32_t peer_mask,
+						char *why, size_t whylen);
+uint32_t ferry__xport_mask(void);
+
+#endif

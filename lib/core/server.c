@@ -1,0 +1,279 @@
+/* The receiving side: listen, and serve sessions. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/net.h"
+#include "core/pipe.h"
+#include "ctrl/msg.h"
+#include "util/util.h"
+
+struct ferry_server {
+	int fd;
+	struct ferry_opts o;
+};
+
+int ferry_server_open(const char *addr, const char *port,
+		      const struct ferry_opts *o, struct ferry_server **out,
+		      char *why, size_t whylen)
+{
+	struct ferry_server *srv;
+	int err;
+
+	err = ferry_opts_check(o, why, whylen);
+	if (err)
+		return err;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->o = *o;
+	err = ferry__listen(addr, port, &srv->fd, why, whylen);
+	if (err) {
+		free(srv);
+		return err;
+	}
+	*out = srv;
+	return 0;
+}
+
+int ferry_server_fd(const struct ferry_server *srv)
+{
+	return srv->fd;
+}
+
+int ferry_server_accept(struct ferry_server *srv, char *peer, size_t peerlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int fd;
+
+	do
+		fd = accept4(srv->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -errno;
+	ferry__addr_str((struct sockaddr *)&ss, sl, peer, peerlen);
+	return fd;
+}
+
+void ferry_server_close(struct ferry_server *srv)
+{
+	if (!srv)
+		return;
+	close(srv->fd);
+	free(srv);
+}
+
+/* Check the client's proposal against this receiver's limits. On refusal,
+ * the client is told why and so is the caller. */
+static int check_proposal(struct ferry_server *srv, struct ferry__pipe *p,
+			  const struct ferry_params *pr, char *why,
+			  size_t whylen)
+{
+	int err;
+
+	if (pr->mode != FERRY_MODE_BENCH) {
+		ferry__why(why, whylen,
+			   "this receiver serves bench sessions only (mode %u)",
+			   pr->mode);
+		return -FERRY_ENEGOTIATE;
+	}
+	err = ferry__pipe_geometry(p, pr->streams, pr->chunk_size, pr->slots,
+				   why, whylen);
+	if (err)
+		return -FERRY_ENEGOTIATE;
+	if (p->slots != pr->slots) {
+		ferry__why(why, whylen,
+			   "%u slots do not split evenly over %u streams",
+			   pr->slots, pr->streams);
+		return -FERRY_ENEGOTIATE;
+	}
+	if (p->stride * p->slots > srv->o.max_mem) {
+		ferry__why(why, whylen,
+			   "a ring of %llu MiB is over this receiver's limit of %llu MiB (--max-mem)",
+			   (unsigned long long)((p->stride * p->slots) >> 20),
+			   (unsigned long long)(srv->o.max_mem >> 20));
+		return -FERRY_ENEGOTIATE;
+	}
+	return 0;
+}
+
+static int refuse(int fd, int err, const char *why)
+{
+	ferry__ctrl_send_error(fd, err, "%s", why);
+	return err;
+}
+
+/* Set up the pipeline and answer ACCEPT; then wait for the data streams
+ * and READY. */
+static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
+		 const struct ferry_params *pr, struct ferry_report *rep,
+		 char *why, size_t whylen)
+{
+	const struct ferry_opts *o = &srv->o;
+	struct ferry_xport_attr xa = { .timeout_ms = o->timeout_ms,
+				       .sockbuf = o->sockbuf };
+	struct sockaddr_storage peer;
+	socklen_t peer_len = sizeof(peer);
+	struct ferry_msg m = { .type = FERRY_MSG_ACCEPT };
+	size_t blob_len = sizeof(m.u.accept.ep.data);
+	int err;
+
+	p->ops = ferry__pick_xport(o->transport, pr->transports,
+				   rep->transport_why,
+				   sizeof(rep->transport_why));
+	if (!p->ops) {
+		ferry__why(why, whylen, "%s", rep->transport_why);
+		return refuse(fd, -FERRY_ENOXPORT, why);
+	}
+	xa.addr_len = sizeof(xa.addr);
+	getsockname(fd, (struct sockaddr *)&xa.addr, &xa.addr_len);
+	getpeername(fd, (struct sockaddr *)&peer, &peer_len);
+	xa.n_ep = p->streams;
+	err = p->ops->open(&xa, &p->x, why, whylen);
+	if (!err)
+		err = ferry__pipe_memory(p, o, (struct sockaddr *)&peer,
+					 peer_len, why, whylen);
+	if (!err)
+		err = p->ops->listen(p->x, p->mr, m.u.accept.ep.data, &blob_len,
+				     why, whylen);
+	if (!err)
+		err = ferry__random(&p->xfer_id, sizeof(p->xfer_id));
+	if (err)
+		return refuse(fd, err, why);
+	m.u.accept.params = *pr;
+	m.u.accept.params.transports =
+		strcmp(p->ops->name, "tcp") == 0 ? FERRY_XPORT_TCP :
+		strcmp(p->ops->name, "uroce") == 0 ? FERRY_XPORT_UROCE :
+						     FERRY_XPORT_VERBS;
+	m.u.accept.params.depth = p->depth;
+	m.u.accept.params.xfer_id = p->xfer_id;
+	m.u.accept.ep.len = (uint16_t)blob_len;
+	err = ferry__ctrl_send(fd, &m, o->timeout_ms);
+	if (err)
+		return err;
+	err = p->ops->accept(p->x, why, whylen);
+	if (err)
+		return refuse(fd, err, why);
+	err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
+	if (!err && m.type != FERRY_MSG_READY)
+		err = -FERRY_EPROTO;
+	if (err)
+		ferry__why(why, whylen, "the sender did not start: %s",
+			   ferry_strerror(err));
+	return err;
+}
+
+/* Data phase: report intervals until FIN, an error, or the sender going
+ * away. */
+static int run(struct ferry_server *srv, struct ferry__pipe *p, int fd,
+	       struct ferry_report *rep, char *why, size_t whylen)
+{
+	const struct ferry_opts *o = &srv->o;
+	struct ferry_msg m;
+	int err = 0;
+
+	for (;;) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		int n = poll(&pf, 1, ferry__pipe_next_tick_ms(p, o));
+
+		ferry__pipe_tick(p, o, rep, false);
+		if (atomic_load(&p->abort)) {
+			ferry__pipe_join(p);
+			err = ferry__pipe_error(p, why, whylen);
+			if (!err) {
+				err = -FERRY_EPROTO;
+				ferry__why(why, whylen, "session aborted");
+			}
+			return refuse(fd, err, why);
+		}
+		if (n <= 0)
+			continue;
+		err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
+		if (err == 0 && m.type == FERRY_MSG_FIN)
+			break;
+		if (err == -FERRY_EPEER)
+			ferry__why(why, whylen, "sender: %s", m.u.error.text);
+		else
+			ferry__why(why, whylen,
+				   "the sender went away mid-session: %s",
+				   ferry_strerror(err ? err : -FERRY_EPROTO));
+		ferry__pipe_abort(p);
+		ferry__pipe_join(p);
+		return err ? err : -FERRY_EPROTO;
+	}
+	/* FIN: the sender holds every credit back, so all chunks landed */
+	atomic_store(&p->stop, true);
+	ferry__pipe_join(p);
+	ferry__pipe_tick(p, o, rep, true);
+	ferry__pipe_report(p, rep);
+	err = ferry__pipe_error(p, why, whylen);
+	if (err)
+		return refuse(fd, err, why);
+	rep->peer_bytes = m.u.fin.bytes;
+	memset(&m.u, 0, sizeof(m.u));
+	m.type = FERRY_MSG_RESULT;
+	m.u.result.bytes = rep->bytes;
+	m.u.result.chunks = rep->chunks;
+	m.u.result.crc_errors = rep->crc_errors;
+	m.u.result.cpu_user_us = (uint64_t)(rep->cpu_user * 1e6);
+	m.u.result.cpu_sys_us = (uint64_t)(rep->cpu_sys * 1e6);
+	err = ferry__ctrl_send(fd, &m, o->timeout_ms);
+	if (!err && rep->bytes != rep->peer_bytes) {
+		ferry__why(why, whylen,
+			   "the sender sent %llu bytes, %llu arrived",
+			   (unsigned long long)rep->peer_bytes,
+			   (unsigned long long)rep->bytes);
+		err = -FERRY_EPROTO;
+	}
+	return err;
+}
+
+int ferry_server_session(struct ferry_server *srv, int fd,
+			 struct ferry_report *rep, char *why, size_t whylen)
+{
+	const struct ferry_opts *o = &srv->o;
+	struct ferry__pipe p = { .role = FERRY__RECEIVER,
+				 .timeout_ms = o->timeout_ms };
+	struct sockaddr_storage peer;
+	socklen_t peer_len = sizeof(peer);
+	struct ferry_msg m;
+	int err;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->peer_cpu_user = rep->peer_cpu_sys = -1;
+	rep->numa_node = -1;
+	getpeername(fd, (struct sockaddr *)&peer, &peer_len);
+	ferry__addr_str((struct sockaddr *)&peer, peer_len, rep->peer,
+			sizeof(rep->peer));
+	err = ferry__ctrl_auth_server(fd, o->key, o->timeout_ms, why, whylen);
+	if (err)
+		goto out;
+	err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
+	if (!err && m.type != FERRY_MSG_PROPOSE)
+		err = -FERRY_EPROTO;
+	if (err) {
+		ferry__why(why, whylen, "no proposal from the client: %s",
+			   ferry_strerror(err));
+		goto out;
+	}
+	err = check_proposal(srv, &p, &m.u.propose, why, whylen);
+	if (err) {
+		refuse(fd, err, why);
+		goto out;
+	}
+	err = setup(srv, &p, fd, &m.u.propose, rep, why, whylen);
+	if (err)
+		goto out;
+	ferry__pipe_report(&p, rep);
+	err = ferry__pipe_start(&p, ferry__bench_recv_worker);
+	if (!err)
+		err = run(srv, &p, fd, rep, why, whylen);
+out:
+	ferry__pipe_free(&p);
+	close(fd);
+	return err;
+}

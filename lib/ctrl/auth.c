@@ -1,0 +1,215 @@
+/* Mutual HMAC-SHA256 challenge-response over the control channel (msg.h).
+ *
+ * Each side proves it knows the key by a MAC over both sides' fresh nonces,
+ * so a recorded answer is useless in another session. The two MACs carry
+ * different labels and nonce orders, so one side's MAC can never be
+ * reflected back as the other's.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "ctrl/msg.h"
+#include "ferry/error.h"
+
+#define LABEL_SERVER "ferry-v1 server"
+#define LABEL_CLIENT "ferry-v1 client"
+
+/* mac = HMAC-SHA256(key, label || n1 || n2). Returns 0 or -EIO. */
+static int auth_mac(const struct ferry_key *key, const char *label,
+		    const uint8_t n1[FERRY_NONCE_LEN],
+		    const uint8_t n2[FERRY_NONCE_LEN],
+		    uint8_t mac[FERRY_MAC_LEN])
+{
+	uint8_t data[32 + 2 * FERRY_NONCE_LEN];
+	size_t ll = strlen(label);
+	unsigned int maclen = 0;
+
+	memcpy(data, label, ll);
+	memcpy(data + ll, n1, FERRY_NONCE_LEN);
+	memcpy(data + ll + FERRY_NONCE_LEN, n2, FERRY_NONCE_LEN);
+	if (!HMAC(EVP_sha256(), key->bytes, FERRY_KEY_LEN, data,
+		  ll + 2 * FERRY_NONCE_LEN, mac, &maclen) ||
+	    maclen != FERRY_MAC_LEN)
+		return -EIO;
+	return 0;
+}
+
+/* A receive failed: say why, and map the peer's ERROR to our code. */
+static int recv_failed(int ret, const struct ferry_msg *m, const char *peer,
+		       const char *step, char *why, size_t whylen)
+{
+	if (ret == -FERRY_EPEER) {
+		ferry__why(why, whylen, "the %s refused: %s", peer,
+			   m->u.error.text);
+		if (m->u.error.code == FERRY_EAUTH ||
+		    m->u.error.code == FERRY_EVERSION)
+			return -m->u.error.code;
+		return ret;
+	}
+	if (ret == -FERRY_EVERSION) {
+		ferry__why(why, whylen,
+			   "the %s speaks protocol version %u, we speak %u",
+			   peer, m->version, FERRY_PROTO_VERSION);
+		return ret;
+	}
+	ferry__why(why, whylen, "waiting for the %s's %s: %s", peer, step,
+		   ferry_strerror(ret));
+	return ret;
+}
+
+/* The peer sent a message out of turn: tell it, and fail. */
+static int unexpected(int fd, const struct ferry_msg *m, const char *step,
+		      char *why, size_t whylen)
+{
+	ferry__why(why, whylen, "expected %s from the peer, got %s", step,
+		   ferry__ctrl_type_name(m->type));
+	ferry__ctrl_send_error(fd, FERRY_EPROTO, "expected %s, got %s", step,
+			       ferry__ctrl_type_name(m->type));
+	return -FERRY_EPROTO;
+}
+
+/* We refuse the peer: tell it and fail with -FERRY_EAUTH. */
+static int refuse(int fd, const char *text)
+{
+	ferry__ctrl_send_error(fd, FERRY_EAUTH, "authentication failed: %s",
+			       text);
+	return -FERRY_EAUTH;
+}
+
+int ferry__ctrl_auth_client(int fd, const struct ferry_key *key,
+			    int timeout_ms, char *why, size_t whylen)
+{
+	struct ferry_msg hello = { .type = FERRY_MSG_HELLO };
+	struct ferry_msg auth = { .type = FERRY_MSG_AUTH };
+	struct ferry_msg m;
+	struct ferry_msg_challenge *ch = &m.u.challenge;
+	uint8_t expect[FERRY_MAC_LEN];
+	int ret;
+
+	ret = ferry__random(hello.u.hello.nonce, FERRY_NONCE_LEN);
+	if (ret)
+		goto fail_sys;
+	hello.u.hello.flags = key ? 0 : FERRY_HELLO_NOAUTH;
+	ret = ferry__ctrl_send(fd, &hello, timeout_ms);
+	if (ret)
+		goto fail_sys;
+
+	ret = ferry__ctrl_recv(fd, &m, timeout_ms);
+	if (ret)
+		return recv_failed(ret, &m, "server", "CHALLENGE", why,
+				   whylen);
+	if (m.type != FERRY_MSG_CHALLENGE)
+		return unexpected(fd, &m, "CHALLENGE", why, whylen);
+
+	if (ch->flags & FERRY_HELLO_NOAUTH) {
+		if (key) {
+			ferry__why(why, whylen,
+				   "the server runs without authentication; "
+				   "give both sides the same key file");
+			return refuse(fd, "the server has no key, the client "
+					  "has one");
+		}
+		/* No-auth mode: AUTH carries a zero MAC. */
+	} else {
+		if (!key) {
+			ferry__why(why, whylen,
+				   "the server requires authentication; give "
+				   "the client the server's key file");
+			return refuse(fd, "the client has no key");
+		}
+		ret = auth_mac(key, LABEL_SERVER, hello.u.hello.nonce,
+			       ch->nonce, expect);
+		if (ret)
+			goto fail_sys;
+		if (CRYPTO_memcmp(expect, ch->mac, FERRY_MAC_LEN) != 0) {
+			ferry__why(why, whylen,
+				   "authentication failed: the server's key "
+				   "differs from ours (check that both hosts "
+				   "use the same key file)");
+			return refuse(fd, "the server's key differs from the "
+					  "client's");
+		}
+		ret = auth_mac(key, LABEL_CLIENT, ch->nonce,
+			       hello.u.hello.nonce, auth.u.auth.mac);
+		if (ret)
+			goto fail_sys;
+	}
+	ret = ferry__ctrl_send(fd, &auth, timeout_ms);
+	if (ret)
+		goto fail_sys;
+	return 0;
+
+fail_sys:
+	ferry__why(why, whylen, "authentication: %s", ferry_strerror(ret));
+	return ret;
+}
+
+int ferry__ctrl_auth_server(int fd, const struct ferry_key *key,
+			    int timeout_ms, char *why, size_t whylen)
+{
+	struct ferry_msg chal = { .type = FERRY_MSG_CHALLENGE };
+	struct ferry_msg_challenge *ch = &chal.u.challenge;
+	struct ferry_msg m;
+	uint8_t nonce_c[FERRY_NONCE_LEN];
+	uint8_t expect[FERRY_MAC_LEN];
+	int ret;
+
+	ret = ferry__ctrl_recv(fd, &m, timeout_ms);
+	if (ret == -FERRY_EVERSION)
+		ferry__ctrl_send_error(fd, FERRY_EVERSION,
+				       "protocol version mismatch: the client "
+				       "speaks %u, the server %u",
+				       m.version, FERRY_PROTO_VERSION);
+	if (ret)
+		return recv_failed(ret, &m, "client", "HELLO", why, whylen);
+	if (m.type != FERRY_MSG_HELLO)
+		return unexpected(fd, &m, "HELLO", why, whylen);
+	memcpy(nonce_c, m.u.hello.nonce, FERRY_NONCE_LEN);
+
+	if (key && (m.u.hello.flags & FERRY_HELLO_NOAUTH)) {
+		ferry__why(why, whylen,
+			   "a client without a key tried to connect; this "
+			   "server requires authentication");
+		return refuse(fd, "the client has no key and the server "
+				  "requires one");
+	}
+	ret = ferry__random(ch->nonce, FERRY_NONCE_LEN);
+	if (ret)
+		goto fail_sys;
+	if (key) {
+		ret = auth_mac(key, LABEL_SERVER, nonce_c, ch->nonce, ch->mac);
+		if (ret)
+			goto fail_sys;
+	} else {
+		ch->flags = FERRY_HELLO_NOAUTH;
+	}
+	ret = ferry__ctrl_send(fd, &chal, timeout_ms);
+	if (ret)
+		goto fail_sys;
+
+	ret = ferry__ctrl_recv(fd, &m, timeout_ms);
+	if (ret)
+		return recv_failed(ret, &m, "client", "AUTH", why, whylen);
+	if (m.type != FERRY_MSG_AUTH)
+		return unexpected(fd, &m, "AUTH", why, whylen);
+	if (!key)
+		return 0;
+	ret = auth_mac(key, LABEL_CLIENT, ch->nonce, nonce_c, expect);
+	if (ret)
+		goto fail_sys;
+	if (CRYPTO_memcmp(expect, m.u.auth.mac, FERRY_MAC_LEN) != 0) {
+		ferry__why(why, whylen,
+			   "authentication failed: the client's key differs "
+			   "from ours");
+		return refuse(fd, "the client's key differs from ours");
+	}
+	return 0;
+
+fail_sys:
+	ferry__why(why, whylen, "authentication: %s", ferry_strerror(ret));
+	return ret;
+}

@@ -1,0 +1,321 @@
+/* Control-channel codec: struct ferry_msg <-> frames (see msg.h).
+ *
+ * One table row per message type: a name, an encoder and a decoder working
+ * on bounds-checked cursors (wire.h). To add a type, add its enum value,
+ * its union member and a row here; framing, length limits and the
+ * trailing-bytes check are shared.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ctrl/msg.h"
+#include "ctrl/wire.h"
+#include "ferry/error.h"
+
+/* enc: write m's body; returns 0 or -EINVAL (overruns show in c).
+ * dec: read a body into m; returns 0 or -FERRY_EPROTO (overruns and
+ * trailing bytes are checked by the caller). NULL: empty body. */
+struct msg_codec {
+	const char *name;
+	int (*enc)(struct ferry__wcur *c, const struct ferry_msg *m);
+	int (*dec)(struct ferry__rcur *c, struct ferry_msg *m);
+};
+
+static int hello_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	ferry__put_bytes(c, m->u.hello.nonce, FERRY_NONCE_LEN);
+	ferry__put_u32(c, m->u.hello.flags);
+	return 0;
+}
+
+static int hello_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	ferry__get_bytes(c, m->u.hello.nonce, FERRY_NONCE_LEN);
+	m->u.hello.flags = ferry__get_u32(c);
+	return 0;
+}
+
+static int challenge_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	ferry__put_bytes(c, m->u.challenge.nonce, FERRY_NONCE_LEN);
+	ferry__put_bytes(c, m->u.challenge.mac, FERRY_MAC_LEN);
+	ferry__put_u32(c, m->u.challenge.flags);
+	return 0;
+}
+
+static int challenge_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	ferry__get_bytes(c, m->u.challenge.nonce, FERRY_NONCE_LEN);
+	ferry__get_bytes(c, m->u.challenge.mac, FERRY_MAC_LEN);
+	m->u.challenge.flags = ferry__get_u32(c);
+	return 0;
+}
+
+static int auth_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	ferry__put_bytes(c, m->u.auth.mac, FERRY_MAC_LEN);
+	return 0;
+}
+
+static int auth_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	ferry__get_bytes(c, m->u.auth.mac, FERRY_MAC_LEN);
+	return 0;
+}
+
+static void params_put(struct ferry__wcur *c, const struct ferry_params *p)
+{
+	ferry__put_u32(c, p->mode);
+	ferry__put_u32(c, p->transports);
+	ferry__put_u32(c, p->streams);
+	ferry__put_u32(c, p->slots);
+	ferry__put_u32(c, p->depth);
+	ferry__put_u64(c, p->chunk_size);
+	ferry__put_u32(c, p->cksum);
+	ferry__put_u64(c, p->total_bytes);
+	ferry__put_u64(c, p->xfer_id);
+}
+
+static void params_get(struct ferry__rcur *c, struct ferry_params *p)
+{
+	p->mode = ferry__get_u32(c);
+	p->transports = ferry__get_u32(c);
+	p->streams = ferry__get_u32(c);
+	p->slots = ferry__get_u32(c);
+	p->depth = ferry__get_u32(c);
+	p->chunk_size = ferry__get_u64(c);
+	p->cksum = ferry__get_u32(c);
+	p->total_bytes = ferry__get_u64(c);
+	p->xfer_id = ferry__get_u64(c);
+}
+
+static int propose_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	params_put(c, &m->u.propose);
+	return 0;
+}
+
+static int propose_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	params_get(c, &m->u.propose);
+	return 0;
+}
+
+static int accept_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	const struct ferry_msg_ep *ep = &m->u.accept.ep;
+
+	if (ep->len > FERRY_EP_MAX)
+		return -EINVAL;
+	params_put(c, &m->u.accept.params);
+	ferry__put_u16(c, ep->len);
+	ferry__put_bytes(c, ep->data, ep->len);
+	return 0;
+}
+
+static int accept_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	struct ferry_msg_ep *ep = &m->u.accept.ep;
+
+	params_get(c, &m->u.accept.params);
+	ep->len = ferry__get_u16(c);
+	if (ep->len > FERRY_EP_MAX)
+		return -FERRY_EPROTO;
+	ferry__get_bytes(c, ep->data, ep->len);
+	return 0;
+}
+
+/* ERROR text: printable, so a peer cannot drive our user's terminal. */
+static bool text_char_ok(unsigned char ch)
+{
+	return ch == '\t' || ch == '\n' || (ch >= 0x20 && ch != 0x7f);
+}
+
+static int error_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	const char *t = m->u.error.text;
+	size_t n = strnlen(t, FERRY_ERRTEXT_MAX);
+
+	if (n == FERRY_ERRTEXT_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!text_char_ok((unsigned char)t[i]))
+			return -EINVAL;
+	ferry__put_i32(c, m->u.error.code);
+	ferry__put_u16(c, (uint16_t)n);
+	ferry__put_bytes(c, t, n);
+	return 0;
+}
+
+static int error_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	char *t = m->u.error.text;
+	uint16_t n;
+
+	m->u.error.code = ferry__get_i32(c);
+	n = ferry__get_u16(c);
+	if (n >= FERRY_ERRTEXT_MAX)
+		return -FERRY_EPROTO;
+	ferry__get_bytes(c, t, n);
+	t[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (!text_char_ok((unsigned char)t[i]))
+			return -FERRY_EPROTO;
+	return 0;
+}
+
+static int fin_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	ferry__put_u64(c, m->u.fin.bytes);
+	ferry__put_u64(c, m->u.fin.chunks);
+	return 0;
+}
+
+static int fin_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	m->u.fin.bytes = ferry__get_u64(c);
+	m->u.fin.chunks = ferry__get_u64(c);
+	return 0;
+}
+
+static int result_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	const struct ferry_msg_result *r = &m->u.result;
+
+	ferry__put_u64(c, r->bytes);
+	ferry__put_u64(c, r->chunks);
+	ferry__put_u64(c, r->crc_errors);
+	ferry__put_u64(c, r->cpu_user_us);
+	ferry__put_u64(c, r->cpu_sys_us);
+	ferry__put_i32(c, r->status);
+	return 0;
+}
+
+static int result_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	struct ferry_msg_result *r = &m->u.result;
+
+	r->bytes = ferry__get_u64(c);
+	r->chunks = ferry__get_u64(c);
+	r->crc_errors = ferry__get_u64(c);
+	r->cpu_user_us = ferry__get_u64(c);
+	r->cpu_sys_us = ferry__get_u64(c);
+	r->status = ferry__get_i32(c);
+	return 0;
+}
+
+static const struct msg_codec codecs[] = {
+	[FERRY_MSG_HELLO] = { "HELLO", hello_enc, hello_dec },
+	[FERRY_MSG_CHALLENGE] = { "CHALLENGE", challenge_enc, challenge_dec },
+	[FERRY_MSG_AUTH] = { "AUTH", auth_enc, auth_dec },
+	[FERRY_MSG_PROPOSE] = { "PROPOSE", propose_enc, propose_dec },
+	[FERRY_MSG_ACCEPT] = { "ACCEPT", accept_enc, accept_dec },
+	[FERRY_MSG_ERROR] = { "ERROR", error_enc, error_dec },
+	[FERRY_MSG_READY] = { "READY", NULL, NULL },
+	[FERRY_MSG_FIN] = { "FIN", fin_enc, fin_dec },
+	[FERRY_MSG_RESULT] = { "RESULT", result_enc, result_dec },
+};
+
+static const struct msg_codec *codec_of(uint16_t type)
+{
+	if (type >= FERRY__ARRAY_SIZE(codecs) || !codecs[type].name)
+		return NULL;
+	return &codecs[type];
+}
+
+const char *ferry__ctrl_type_name(uint16_t type)
+{
+	const struct msg_codec *k = codec_of(type);
+
+	return k ? k->name : "unknown";
+}
+
+static void put_header(uint8_t *buf, uint32_t body_len, uint16_t type)
+{
+	struct ferry__wcur c = { .p = buf, .cap = FERRY_CTRL_HDR_LEN };
+
+	ferry__put_u32(&c, FERRY_CTRL_MAGIC);
+	ferry__put_u32(&c, body_len);
+	ferry__put_u16(&c, FERRY_PROTO_VERSION);
+	ferry__put_u16(&c, type);
+}
+
+int ferry__ctrl_encode(const struct ferry_msg *m, uint8_t *buf, size_t cap,
+		       size_t *len)
+{
+	const struct msg_codec *k = codec_of(m->type);
+	struct ferry__wcur c;
+	int ret;
+
+	if (!k)
+		return -EINVAL;
+	if (cap < FERRY_CTRL_HDR_LEN)
+		return -FERRY_ETOOBIG;
+	c = (struct ferry__wcur){ .p = buf + FERRY_CTRL_HDR_LEN,
+				  .cap = cap - FERRY_CTRL_HDR_LEN };
+	if (c.cap > FERRY_CTRL_MAX_BODY)
+		c.cap = FERRY_CTRL_MAX_BODY;
+	if (k->enc) {
+		ret = k->enc(&c, m);
+		if (ret)
+			return ret;
+	}
+	if (c.overrun)
+		return -FERRY_ETOOBIG;
+	put_header(buf, (uint32_t)c.off, m->type);
+	*len = FERRY_CTRL_HDR_LEN + c.off;
+	return 0;
+}
+
+/* Does buf[0..len) start like the magic? Lets garbage (an HTTP request, a
+ * port scanner) be refused on its first byte. */
+static bool magic_prefix_ok(const uint8_t *buf, size_t len)
+{
+	for (size_t i = 0; i < len && i < 4; i++)
+		if (buf[i] != (uint8_t)(FERRY_CTRL_MAGIC >> (8 * i)))
+			return false;
+	return true;
+}
+
+int ferry__ctrl_decode(const uint8_t *buf, size_t len, struct ferry_msg *out,
+		       size_t *consumed)
+{
+	struct ferry__rcur c = { .p = buf, .len = len };
+	const struct msg_codec *k;
+	uint32_t body_len;
+	int ret;
+
+	*consumed = 0;
+	memset(out, 0, sizeof(*out));
+	if (!magic_prefix_ok(buf, len))
+		return -FERRY_EPROTO;
+	if (len < FERRY_CTRL_HDR_LEN)
+		return -EAGAIN;
+	(void)ferry__get_u32(&c); /* magic, checked above */
+	body_len = ferry__get_u32(&c);
+	if (body_len > FERRY_CTRL_MAX_BODY)
+		return -FERRY_ETOOBIG;
+	if (len - FERRY_CTRL_HDR_LEN < body_len)
+		return -EAGAIN;
+	out->version = ferry__get_u16(&c);
+	out->type = ferry__get_u16(&c);
+	if (out->version != FERRY_PROTO_VERSION) {
+		*consumed = FERRY_CTRL_HDR_LEN + body_len;
+		return -FERRY_EVERSION;
+	}
+	k = codec_of(out->type);
+	if (!k)
+		return -FERRY_EPROTO;
+
+	c = (struct ferry__rcur){ .p = buf + FERRY_CTRL_HDR_LEN,
+				  .len = body_len };
+	if (k->dec) {
+		ret = k->dec(&c, out);
+		if (ret)
+			return ret;
+	}
+	if (c.overrun || ferry__get_left(&c))
+		return -FERRY_EPROTO;
+	*consumed = FERRY_CTRL_HDR_LEN + body_len;
+	return 0;
+}

@@ -1,0 +1,158 @@
+/* Bounds-checked little-endian cursors for control-channel bodies.
+ *
+ * A cursor's error is sticky: a put or get that would run past the end
+ * does nothing (a get yields zeroes) and sets ->overrun, so a codec writes
+ * its fields in a row and checks once at the end. Every message codec,
+ * including later ones with variable-length lists, is written with these.
+ */
+#ifndef FERRY_CTRL_WIRE_H
+#define FERRY_CTRL_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct ferry__wcur {
+	uint8_t *p;
+	size_t cap;
+	size_t off;
+	bool overrun;
+};
+
+struct ferry__rcur {
+	const uint8_t *p;
+	size_t len;
+	size_t off;
+	bool overrun;
+};
+
+/* Reserve n bytes for writing; NULL (and overrun) if they do not fit. */
+static inline uint8_t *ferry__put_reserve(struct ferry__wcur *c, size_t n)
+{
+	uint8_t *q;
+
+	if (c->overrun || n > c->cap - c->off) {
+		c->overrun = true;
+		return NULL;
+	}
+	q = c->p + c->off;
+	c->off += n;
+	return q;
+}
+
+static inline void ferry__put_le(struct ferry__wcur *c, uint64_t v, size_t n)
+{
+	uint8_t *q = ferry__put_reserve(c, n);
+
+	if (!q)
+		return;
+	for (size_t i = 0; i < n; i++)
+		q[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void ferry__put_u8(struct ferry__wcur *c, uint8_t v)
+{
+	ferry__put_le(c, v, 1);
+}
+
+static inline void ferry__put_u16(struct ferry__wcur *c, uint16_t v)
+{
+	ferry__put_le(c, v, 2);
+}
+
+static inline void ferry__put_u32(struct ferry__wcur *c, uint32_t v)
+{
+	ferry__put_le(c, v, 4);
+}
+
+static inline void ferry__put_u64(struct ferry__wcur *c, uint64_t v)
+{
+	ferry__put_le(c, v, 8);
+}
+
+static inline void ferry__put_i32(struct ferry__wcur *c, int32_t v)
+{
+	ferry__put_le(c, (uint32_t)v, 4);
+}
+
+static inline void ferry__put_bytes(struct ferry__wcur *c, const void *src,
+				    size_t n)
+{
+	uint8_t *q = ferry__put_reserve(c, n);
+
+	if (q && n)
+		memcpy(q, src, n);
+}
+
+/* Take n bytes for reading; NULL (and overrun) if fewer are left. */
+static inline const uint8_t *ferry__get_take(struct ferry__rcur *c, size_t n)
+{
+	const uint8_t *q;
+
+	if (c->overrun || n > c->len - c->off) {
+		c->overrun = true;
+		return NULL;
+	}
+	q = c->p + c->off;
+	c->off += n;
+	return q;
+}
+
+static inline uint64_t ferry__get_le(struct ferry__rcur *c, size_t n)
+{
+	const uint8_t *q = ferry__get_take(c, n);
+	uint64_t v = 0;
+
+	if (!q)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)q[i] << (8 * i);
+	return v;
+}
+
+static inline uint8_t ferry__get_u8(struct ferry__rcur *c)
+{
+	return (uint8_t)ferry__get_le(c, 1);
+}
+
+static inline uint16_t ferry__get_u16(struct ferry__rcur *c)
+{
+	return (uint16_t)ferry__get_le(c, 2);
+}
+
+static inline uint32_t ferry__get_u32(struct ferry__rcur *c)
+{
+	return (uint32_t)ferry__get_le(c, 4);
+}
+
+static inline uint64_t ferry__get_u64(struct ferry__rcur *c)
+{
+	return ferry__get_le(c, 8);
+}
+
+static inline int32_t ferry__get_i32(struct ferry__rcur *c)
+{
+	uint32_t u = ferry__get_u32(c);
+
+	/* Two's complement without implementation-defined conversion. */
+	return u <= INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
+}
+
+static inline void ferry__get_bytes(struct ferry__rcur *c, void *dst, size_t n)
+{
+	const uint8_t *q = ferry__get_take(c, n);
+
+	if (q && n)
+		memcpy(dst, q, n);
+	else if (n)
+		memset(dst, 0, n);
+}
+
+/* Bytes not yet read. */
+static inline size_t ferry__get_left(const struct ferry__rcur *c)
+{
+	return c->overrun ? 0 : c->len - c->off;
+}
+
+#endif

@@ -1,0 +1,17 @@
+/* Internal to lib/topo. */
+#ifndef FERRY_TOPO_INT_H
+#define FERRY_TOPO_INT_H
+
+#include <stddef.h>
+
+/* Write cpus[0..n) (ascending) as a compact list ("0-3,8") into buf,
+ * ending in "..." when it does not fit. */
+void ferry__cpulist_format(const int *cpus, int n, char *buf, size_t len);
+
+/* NUMA node of SYSROOT/class/CLS/NAME's device, as ferry_topo_netdev_node
+ * returns it; on failure why says why in words ("has no NUMA information
+ * (virtual NIC)"), to follow the device's name. */
+int ferry__topo_dev_node(const char *sysroot, const char *cls,
+			 const char *name, char *why, size_t why_len);
+
+#endif

@@ -1,0 +1,343 @@
+/* tcp transport: control path (setup, endpoint exchange, teardown). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "util/util.h"
+#include "xport/tcp/tcp.h"
+
+#define BLOB_LEN (2 + 2 + FERRY__TCP_TOKEN)
+#define HELLO_LEN (FERRY__TCP_TOKEN + 4)
+
+static int tcp_probe(char *why, size_t whylen)
+{
+	(void)why;
+	(void)whylen;
+	return 0; /* every host has TCP */
+}
+
+static void set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+}
+
+static uint16_t get_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+/* Socket options every data stream gets. Buffer sizes: 0 leaves the
+ * kernel's autotuning alone (setting SO_RCVBUF turns it off); otherwise
+ * ask for the size, forcing past rmem_max where we are allowed to. */
+static void tune(struct ferry_xport *x, int fd, unsigned i)
+{
+	int one = 1;
+	struct timeval tv = { .tv_sec = x->attr.timeout_ms / 1000,
+			      .tv_usec = (x->attr.timeout_ms % 1000) * 1000 };
+
+	/* credits are small and must not wait for Nagle */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (x->attr.sockbuf) {
+		int want = x->attr.sockbuf > (size_t)1 << 30 ?
+				   1 << 30 : (int)x->attr.sockbuf;
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want,
+			       sizeof(want)) < 0)
+			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want,
+				   sizeof(want));
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want,
+			       sizeof(want)) < 0)
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want,
+				   sizeof(want));
+	}
+	if (i == 0) {
+		int snd = 0, rcv = 0;
+		socklen_t l = sizeof(int);
+		getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, &l);
+		l = sizeof(int);
+		getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, &l);
+		ferry__log(FERRY_LOG_INFO,
+			   "tcp: %u stream(s); socket buffers %s: SO_SNDBUF %d, SO_RCVBUF %d bytes",
+			   x->n_ep,
+			   x->attr.sockbuf ? "as asked" : "autotuned (starting)",
+			   snd, rcv);
+	}
+}
+
+static int tcp_open(const struct ferry_xport_attr *attr,
+		    struct ferry_xport **out, char *why, size_t whylen)
+{
+	struct ferry_xport *x;
+	const char *flip;
+
+	if (attr->n_ep == 0 || attr->n_ep > FERRY__TCP_MAX_EP) {
+		ferry__why(why, whylen, "tcp supports 1 to %d streams, not %u",
+			   FERRY__TCP_MAX_EP, attr->n_ep);
+		return -EINVAL;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->ep = aligned_alloc(64, sizeof(*x->ep) * attr->n_ep);
+	if (!x->ep) {
+		free(x);
+		return -ENOMEM;
+	}
+	memset(x->ep, 0, sizeof(*x->ep) * attr->n_ep);
+	for (unsigned i = 0; i < attr->n_ep; i++)
+		x->ep[i].fd = -1;
+	x->attr = *attr;
+	x->n_ep = attr->n_ep;
+	x->lfd = -1;
+	atomic_init(&x->cancelled, false);
+	/* Fault hook for tests: flip one bit of the outgoing byte stream of
+	 * endpoint 0 at this offset. Always compiled; off unless set. */
+	flip = getenv("FERRY_FAULT_TCP_FLIP_AT");
+	if (flip && *flip) {
+		x->fault_flip_at = strtoull(flip, NULL, 0) + 1;
+		ferry__log(FERRY_LOG_WARN,
+			   "tcp: fault hook on: flipping a bit at stream byte %s",
+			   flip);
+	}
+	*out = x;
+	return 0;
+}
+
+static int tcp_reg_mem(struct ferry_xport *x, void *addr, size_t len,
+		       unsigned access, struct ferry_mr **out)
+{
+	struct ferry_mr *mr = malloc(sizeof(*mr));
+
+	(void)x;
+	if (!mr)
+		return -ENOMEM;
+	mr->base = addr;
+	mr->len = len;
+	mr->access = access;
+	*out = mr;
+	return 0;
+}
+
+static void tcp_dereg_mem(struct ferry_xport *x, struct ferry_mr *mr)
+{
+	(void)x;
+	free(mr);
+}
+
+static int tcp_listen(struct ferry_xport *x, struct ferry_mr *ring,
+		      void *blob, size_t *blob_len, char *why, size_t whylen)
+{
+	struct sockaddr_storage ss = x->attr.addr;
+	socklen_t sl = x->attr.addr_len;
+	uint8_t *b = blob;
+	int one = 1, err;
+
+	if (*blob_len < BLOB_LEN || !(ring->access & FERRY_ACCESS_REMOTE_WRITE))
+		return -EINVAL;
+	x->ring = ring;
+	err = ferry__random(x->token, sizeof(x->token));
+	if (err)
+		return err;
+	set_port(&ss, 0);
+	x->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (x->lfd < 0)
+		return -errno;
+	setsockopt(x->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(x->lfd, (struct sockaddr *)&ss, sl) < 0 ||
+	    listen(x->lfd, (int)x->n_ep) < 0 ||
+	    getsockname(x->lfd, (struct sockaddr *)&ss, &sl) < 0) {
+		err = -errno;
+		ferry__why(why, whylen, "tcp: cannot open a data port: %s",
+			   ferry_strerror(err));
+		return err;
+	}
+	uint16_t port = get_port(&ss);
+	b[0] = (uint8_t)(port >> 8);
+	b[1] = (uint8_t)port;
+	b[2] = (uint8_t)(x->n_ep >> 8);
+	b[3] = (uint8_t)x->n_ep;
+	memcpy(b + 4, x->token, FERRY__TCP_TOKEN);
+	*blob_len = BLOB_LEN;
+	return 0;
+}
+
+static int wait_fd(int fd, short events, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int n;
+
+	do
+		n = poll(&p, 1, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == 0 ? -FERRY_ETIMEOUT : 0;
+}
+
+static int tcp_accept(struct ferry_xport *x, char *why, size_t whylen)
+{
+	uint64_t deadline = ferry__now_ns() +
+			    (uint64_t)x->attr.timeout_ms * 1000000ull;
+	unsigned connected = 0;
+
+	while (connected < x->n_ep) {
+		uint64_t now = ferry__now_ns();
+		int left = now >= deadline ? 0 :
+				(int)((deadline - now) / 1000000ull);
+		uint8_t hello[HELLO_LEN];
+		int fd, err;
+
+		err = wait_fd(x->lfd, POLLIN, left);
+		if (err) {
+			ferry__why(why, whylen,
+				   "tcp: only %u of %u data streams connected within %d ms",
+				   connected, x->n_ep, x->attr.timeout_ms);
+			return err;
+		}
+		fd = accept4(x->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		tune(x, fd, 1);
+		err = ferry__tcp_read_full(x, fd, hello, sizeof(hello));
+		uint32_t idx = (uint32_t)hello[16] << 24 |
+			       (uint32_t)hello[17] << 16 |
+			       (uint32_t)hello[18] << 8 | hello[19];
+		if (err || memcmp(hello, x->token, FERRY__TCP_TOKEN) != 0 ||
+		    idx >= x->n_ep || x->ep[idx].fd >= 0) {
+			/* not one of ours: drop it, keep waiting */
+			ferry__log(FERRY_LOG_WARN,
+				   "tcp: dropped a data connection with a bad token or index");
+			close(fd);
+			continue;
+		}
+		if (idx == 0)
+			tune(x, fd, 0); /* report buffer sizes once */
+		x->ep[idx].fd = fd;
+		connected++;
+	}
+	close(x->lfd);
+	x->lfd = -1;
+	return 0;
+}
+
+static int connect_one(struct ferry_xport *x, const struct sockaddr_storage *ss,
+		       socklen_t sl, int *out)
+{
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			0);
+	int err = 0;
+	socklen_t el = sizeof(err);
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)ss, sl) < 0) {
+		if (errno != EINPROGRESS) {
+			err = -errno;
+			goto fail;
+		}
+		err = wait_fd(fd, POLLOUT, x->attr.timeout_ms);
+		if (err)
+			goto fail;
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
+		if (err) {
+			err = -err;
+			goto fail;
+		}
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	*out = fd;
+	return 0;
+fail:
+	close(fd);
+	return err;
+}
+
+static int tcp_connect(struct ferry_xport *x, const void *blob,
+		       size_t blob_len, char *why, size_t whylen)
+{
+	const uint8_t *b = blob;
+	struct sockaddr_storage ss = x->attr.addr;
+	uint8_t hello[HELLO_LEN];
+
+	if (blob_len != BLOB_LEN ||
+	    (unsigned)(b[2] << 8 | b[3]) != x->n_ep) {
+		ferry__why(why, whylen,
+			   "tcp: the receiver's endpoint description is malformed");
+		return -FERRY_EPROTO;
+	}
+	set_port(&ss, (uint16_t)(b[0] << 8 | b[1]));
+	memcpy(hello, b + 4, FERRY__TCP_TOKEN);
+	for (unsigned i = 0; i < x->n_ep; i++) {
+		int err = connect_one(x, &ss, x->attr.addr_len, &x->ep[i].fd);
+		if (err) {
+			ferry__why(why, whylen,
+				   "tcp: data stream %u could not connect to port %u: %s",
+				   i, (unsigned)(b[0] << 8 | b[1]),
+				   ferry_strerror(err));
+			return err;
+		}
+		hello[16] = (uint8_t)(i >> 24);
+		hello[17] = (uint8_t)(i >> 16);
+		hello[18] = (uint8_t)(i >> 8);
+		hello[19] = (uint8_t)i;
+		tune(x, x->ep[i].fd, i);
+		struct iovec iov = { hello, sizeof(hello) };
+		err = ferry__tcp_writev_full(x, x->ep[i].fd, &iov, 1);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void tcp_cancel(struct ferry_xport *x)
+{
+	atomic_store(&x->cancelled, true);
+	for (unsigned i = 0; i < x->n_ep; i++)
+		if (x->ep[i].fd >= 0)
+			shutdown(x->ep[i].fd, SHUT_RDWR);
+}
+
+static void tcp_close(struct ferry_xport *x)
+{
+	if (!x)
+		return;
+	for (unsigned i = 0; i < x->n_ep; i++)
+		if (x->ep[i].fd >= 0)
+			close(x->ep[i].fd);
+	if (x->lfd >= 0)
+		close(x->lfd);
+	free(x->ep);
+	free(x);
+}
+
+const struct ferry_xport_ops ferry__xport_tcp = {
+	.size = sizeof(struct ferry_xport_ops),
+	.name = "tcp",
+	.probe = tcp_probe,
+	.open = tcp_open,
+	.reg_mem = tcp_reg_mem,
+	.dereg_mem = tcp_dereg_mem,
+	.listen = tcp_listen,
+	.accept = tcp_accept,
+	.connect = tcp_connect,
+	.post_write_imm = ferry__tcp_post_write_imm,
+	.post_send = ferry__tcp_post_send,
+	.poll = ferry__tcp_poll,
+	.cancel = tcp_cancel,
+	.close = tcp_close,
+};

@@ -1,0 +1,72 @@
+/* tcp transport internals: N kernel TCP streams carrying ferry frames.
+ *
+ * Frame on a data stream (little-endian), then len payload bytes:
+ *   u32 type   FERRY__TCP_WRITE (sender -> receiver) or FERRY__TCP_SEND
+ *   u32 imm    immediate data (WRITE)
+ *   u64 off    ring offset (WRITE)
+ *   u32 len    payload bytes
+ *   u32 rsvd   zero
+ * The receiver reads WRITE payload straight into its registered ring after
+ * checking off + len against the ring, the same check an RDMA NIC makes
+ * against the memory region.
+ */
+#ifndef FERRY_XPORT_TCP_H
+#define FERRY_XPORT_TCP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ferry/xport.h"
+
+#define FERRY__TCP_WRITE 0x57525446u /* "FTRW" */
+#define FERRY__TCP_SEND 0x53525446u  /* "FTRS" */
+#define FERRY__TCP_HDR 24
+#define FERRY__TCP_TOKEN 16
+#define FERRY__TCP_MAX_EP 256
+#define FERRY__TCP_WCQ 64 /* pending write completions per endpoint */
+
+struct ferry_mr {
+	uint8_t *base;
+	size_t len;
+	unsigned access;
+};
+
+struct tcp_ep {
+	int fd;
+	/* sender: write completions not yet reaped (posts are synchronous) */
+	uint64_t wcq[FERRY__TCP_WCQ];
+	unsigned wc_head, wc_count;
+	uint64_t bytes_out; /* fault hook accounting */
+} __attribute__((aligned(64)));
+
+struct ferry_xport {
+	struct ferry_xport_attr attr;
+	struct tcp_ep *ep;
+	unsigned n_ep;
+	int lfd;                        /* receiver: data listener */
+	uint8_t token[FERRY__TCP_TOKEN]; /* binds data streams to the session */
+	struct ferry_mr *ring;          /* receiver: where writes land */
+	atomic_bool cancelled;
+	uint64_t fault_flip_at;         /* FERRY_FAULT_TCP_FLIP_AT, 0 = off */
+};
+
+/* Write the bytes of iov / read exactly len bytes. A stream that makes no
+ * progress for the session timeout (SO_SNDTIMEO/SO_RCVTIMEO) fails.
+ * Return 0, -FERRY_ECLOSED, -FERRY_ETIMEOUT, -ECANCELED or -errno. */
+struct iovec;
+int ferry__tcp_writev_full(struct ferry_xport *x, int fd, struct iovec *iov,
+			   int iovcnt);
+int ferry__tcp_read_full(struct ferry_xport *x, int fd, void *buf, size_t len);
+
+/* Datapath ops (tcp_dp.c). */
+int ferry__tcp_post_write_imm(struct ferry_xport *x, unsigned ep,
+			      struct ferry_mr *lmr, const void *laddr,
+			      size_t len, uint64_t roff, uint32_t imm,
+			      uint64_t wr_id, unsigned flags);
+int ferry__tcp_post_send(struct ferry_xport *x, unsigned ep, const void *msg,
+			 size_t len);
+int ferry__tcp_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
+		    unsigned max, int timeout_ms);
+
+#endif

@@ -1,0 +1,224 @@
+/* tcp transport: datapath (posts and polls). No allocation, no logging. */
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "util/util.h"
+#include "xport/tcp/tcp.h"
+
+static int sock_err(struct ferry_xport *x, int e)
+{
+	if (atomic_load_explicit(&x->cancelled, memory_order_relaxed))
+		return -ECANCELED;
+	if (e == EAGAIN || e == EWOULDBLOCK)
+		return -FERRY_ETIMEOUT;
+	if (e == EPIPE || e == ECONNRESET || e == ENOTCONN)
+		return -FERRY_ECLOSED;
+	return -e;
+}
+
+int ferry__tcp_writev_full(struct ferry_xport *x, int fd, struct iovec *iov,
+			   int iovcnt)
+{
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
+
+	while (mh.msg_iovlen) {
+		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return sock_err(x, errno);
+		}
+		while (n > 0 && mh.msg_iovlen) {
+			if ((size_t)n >= mh.msg_iov->iov_len) {
+				n -= (ssize_t)mh.msg_iov->iov_len;
+				mh.msg_iov++;
+				mh.msg_iovlen--;
+			} else {
+				mh.msg_iov->iov_base =
+					(char *)mh.msg_iov->iov_base + n;
+				mh.msg_iov->iov_len -= (size_t)n;
+				n = 0;
+			}
+		}
+		/* skip empty trailing pieces */
+		while (mh.msg_iovlen && mh.msg_iov->iov_len == 0) {
+			mh.msg_iov++;
+			mh.msg_iovlen--;
+		}
+	}
+	return 0;
+}
+
+int ferry__tcp_read_full(struct ferry_xport *x, int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = recv(fd, p, len, MSG_WAITALL);
+		if (n == 0)
+			return atomic_load(&x->cancelled) ? -ECANCELED :
+							    -FERRY_ECLOSED;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return sock_err(x, errno);
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void put_hdr(uint8_t *h, uint32_t type, uint32_t imm, uint64_t off,
+		    uint32_t len)
+{
+	uint32_t t32 = htole32(type), i32 = htole32(imm), l32 = htole32(len);
+	uint64_t o64 = htole64(off);
+
+	memcpy(h, &t32, 4);
+	memcpy(h + 4, &i32, 4);
+	memcpy(h + 8, &o64, 8);
+	memcpy(h + 16, &l32, 4);
+	memset(h + 20, 0, 4);
+}
+
+int ferry__tcp_post_write_imm(struct ferry_xport *x, unsigned ep,
+			      struct ferry_mr *lmr, const void *laddr,
+			      size_t len, uint64_t roff, uint32_t imm,
+			      uint64_t wr_id, unsigned flags)
+{
+	struct tcp_ep *e = &x->ep[ep];
+	uint8_t hdr[FERRY__TCP_HDR], flipped;
+	struct iovec iov[4];
+	int iovcnt, err;
+
+	if (atomic_load_explicit(&x->cancelled, memory_order_relaxed))
+		return -ECANCELED;
+	if ((const uint8_t *)laddr < lmr->base ||
+	    (const uint8_t *)laddr + len > lmr->base + lmr->len ||
+	    len > UINT32_MAX)
+		return -EINVAL;
+	if ((flags & FERRY_POST_SIGNALED) && e->wc_count == FERRY__TCP_WCQ)
+		return -EAGAIN; /* caller must reap completions first */
+	put_hdr(hdr, FERRY__TCP_WRITE, imm, roff, (uint32_t)len);
+	iov[0] = (struct iovec){ hdr, sizeof(hdr) };
+	iov[1] = (struct iovec){ (void *)laddr, len };
+	iovcnt = 2;
+	if (x->fault_flip_at && ep == 0) {
+		uint64_t at = x->fault_flip_at - 1, start = e->bytes_out + sizeof(hdr);
+		if (at >= start && at < start + len) {
+			size_t k = (size_t)(at - start);
+			flipped = ((const uint8_t *)laddr)[k] ^ 0x01;
+			iov[1].iov_len = k;
+			iov[2] = (struct iovec){ &flipped, 1 };
+			iov[3] = (struct iovec){ (uint8_t *)laddr + k + 1,
+						 len - k - 1 };
+			iovcnt = 4;
+			x->fault_flip_at = 0; /* once */
+		}
+	}
+	err = ferry__tcp_writev_full(x, e->fd, iov, iovcnt);
+	if (err)
+		return err;
+	e->bytes_out += sizeof(hdr) + len;
+	if (flags & FERRY_POST_SIGNALED) {
+		e->wcq[(e->wc_head + e->wc_count) % FERRY__TCP_WCQ] = wr_id;
+		e->wc_count++;
+	}
+	return 0;
+}
+
+int ferry__tcp_post_send(struct ferry_xport *x, unsigned ep, const void *msg,
+			 size_t len)
+{
+	struct tcp_ep *e = &x->ep[ep];
+	uint8_t hdr[FERRY__TCP_HDR];
+	struct iovec iov[2];
+	int err;
+
+	if (len > FERRY_XPORT_MSG_MAX)
+		return -EMSGSIZE;
+	put_hdr(hdr, FERRY__TCP_SEND, 0, 0, (uint32_t)len);
+	iov[0] = (struct iovec){ hdr, sizeof(hdr) };
+	iov[1] = (struct iovec){ (void *)msg, len };
+	err = ferry__tcp_writev_full(x, e->fd, iov, 2);
+	if (!err)
+		e->bytes_out += sizeof(hdr) + len;
+	return err;
+}
+
+/* Read one frame from ep into wc; the WRITE payload goes into the ring. */
+static int read_frame(struct ferry_xport *x, struct tcp_ep *e,
+		      struct ferry_wc *wc)
+{
+	uint8_t hdr[FERRY__TCP_HDR];
+	uint32_t type, imm, len;
+	uint64_t off;
+	int err;
+
+	err = ferry__tcp_read_full(x, e->fd, hdr, sizeof(hdr));
+	if (err)
+		return err;
+	memcpy(&type, hdr, 4);
+	memcpy(&imm, hdr + 4, 4);
+	memcpy(&off, hdr + 8, 8);
+	memcpy(&len, hdr + 16, 4);
+	type = le32toh(type);
+	imm = le32toh(imm);
+	off = le64toh(off);
+	len = le32toh(len);
+	if (type == FERRY__TCP_SEND) {
+		if (len > FERRY_XPORT_MSG_MAX)
+			return -FERRY_EPROTO;
+		wc->op = FERRY_WC_RECV;
+		wc->len = len;
+		return ferry__tcp_read_full(x, e->fd, wc->msg, len);
+	}
+	if (type != FERRY__TCP_WRITE)
+		return -FERRY_EPROTO;
+	/* The check an RDMA NIC makes against the memory region. */
+	if (!x->ring || off > x->ring->len || len > x->ring->len - off)
+		return -FERRY_EBOUNDS;
+	wc->op = FERRY_WC_WRITE_IMM;
+	wc->imm = imm;
+	wc->len = len;
+	wc->offset = off;
+	return ferry__tcp_read_full(x, e->fd, x->ring->base + off, len);
+}
+
+int ferry__tcp_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
+		    unsigned max, int timeout_ms)
+{
+	struct tcp_ep *e = &x->ep[ep];
+	unsigned n = 0;
+
+	if (atomic_load_explicit(&x->cancelled, memory_order_relaxed))
+		return -ECANCELED;
+	while (n < max && e->wc_count) {
+		wc[n].op = FERRY_WC_WRITE;
+		wc[n].wr_id = e->wcq[e->wc_head];
+		e->wc_head = (e->wc_head + 1) % FERRY__TCP_WCQ;
+		e->wc_count--;
+		n++;
+	}
+	while (n < max) {
+		struct pollfd p = { .fd = e->fd, .events = POLLIN };
+		int r = poll(&p, 1, n ? 0 : timeout_ms);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		r = read_frame(x, e, &wc[n]);
+		if (r)
+			return r;
+		n++;
+	}
+	return (int)n;
+}

@@ -1,0 +1,100 @@
+# Shared helpers for the integration tests (sourced).
+# Every test cleans up after itself, even when it fails: background
+# processes, network namespaces and temporary files go in the EXIT trap.
+set -uo pipefail
+
+BUILD=${BUILD:-$(cd "$(dirname "$0")/../../build" && pwd)}
+FERRY=$BUILD/apps/ferry/ferry
+T=$(mktemp -d /tmp/ferry-test.XXXXXX)
+PIDS=()
+NETNS=()
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "== $*"; }
+
+cleanup() {
+	local p ns
+	for p in "${PIDS[@]:-}"; do
+		[ -n "$p" ] && kill -9 "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	for ns in "${NETNS[@]:-}"; do
+		[ -n "$ns" ] && ip netns del "$ns" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+# A TCP port nobody listens on (loopback or in the current namespace).
+free_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 40000))
+		ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo $p; return; }
+	done
+	fail "no free port"
+}
+
+# wait_listen PORT [NETNS]: until something listens on PORT (5 s at most).
+wait_listen() {
+	local port=$1 ns=${2:-} i
+	for i in $(seq 100); do
+		if [ -n "$ns" ]; then
+			ip netns exec "$ns" ss -Hltn "sport = :$port" | grep -q . && return 0
+		else
+			ss -Hltn "sport = :$port" | grep -q . && return 0
+		fi
+		sleep 0.05
+	done
+	fail "nothing listened on port $port within 5 s"
+}
+
+need_root() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+	ip netns list >/dev/null 2>&1 || skip "ip netns does not work here"
+}
+
+# make_pair: namespaces $NSA and $NSB joined by a veth pair, with
+# $IPA and $IPB from the benchmarking range 198.18.0.0/15.
+make_pair() {
+	local n=$(( ($$ + RANDOM) % 250 + 1 ))
+	NSA=ferryA$$; NSB=ferryB$$
+	IPA=198.18.$n.1; IPB=198.18.$n.2
+	ip netns add $NSA || fail "ip netns add"
+	NETNS+=($NSA)
+	ip netns add $NSB || fail "ip netns add"
+	NETNS+=($NSB)
+	ip link add vfa$$ type veth peer name vfb$$ || fail "veth"
+	ip link set vfa$$ netns $NSA
+	ip link set vfb$$ netns $NSB
+	ip -n $NSA addr add $IPA/24 dev vfa$$
+	ip -n $NSB addr add $IPB/24 dev vfb$$
+	ip -n $NSA link set vfa$$ up
+	ip -n $NSB link set vfb$$ up
+	ip -n $NSA link set lo up
+	ip -n $NSB link set lo up
+	VETHA=vfa$$; VETHB=vfb$$
+}
+
+# check_json FILE BYTES: a valid bench report that moved BYTES (or, with
+# BYTES=any, more than 0), every chunk verified on both sides.
+check_json() {
+	python3 - "$1" "$2" <<'PY' || fail "bad JSON report $1"
+import json, sys
+r = json.load(open(sys.argv[1]))
+e = r["end"]
+want = sys.argv[2]
+assert e["bytes"] > 0, "nothing moved"
+if want != "any":
+    assert e["bytes"] == int(want), f"moved {e['bytes']} bytes, wanted {want}"
+assert e["peer"]["bytes"] == e["bytes"], "receiver counted different bytes"
+assert e["crc_errors"] == 0
+assert e["seconds"] > 0 and e["gbps"] > 0
+assert e["cpu"]["user_s"] + e["cpu"]["sys_s"] > 0
+assert e["peer"]["cpu_user_s"] is not None
+assert sum(i["bytes"] for i in r["intervals"]) == e["bytes"], "intervals do not add up"
+assert r["start"]["transport"] == "tcp"
+print(f"ok: {e['bytes']} bytes in {e['seconds']:.2f} s, {e['gbps']:.2f} Gb/s")
+PY
+}

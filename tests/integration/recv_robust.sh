@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The receiver survives clients that send garbage, say nothing, or vanish
+# mid-session, logs a line for each, and keeps serving the next session.
+. "$(dirname "$0")/lib.sh"
+
+"$FERRY" keygen "$T/key" >/dev/null || fail "keygen"
+port=$(free_port)
+"$FERRY" recv --key "$T/key" -p "$port" -B 127.0.0.1 --timeout 1 -i 0 \
+	>"$T/recv.out" 2>"$T/recv.err" &
+rpid=$!
+PIDS+=($rpid)
+wait_listen "$port"
+B="$FERRY bench --key $T/key"
+
+alive() { kill -0 $rpid 2>/dev/null || { cat "$T/recv.err"; fail "receiver died: $1"; }; }
+
+note "garbage: an HTTP request, random bytes, a huge declared length"
+printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\n' >/dev/tcp/127.0.0.1/$port
+head -c 4096 /dev/urandom >/dev/tcp/127.0.0.1/$port
+# a well-formed header declaring a 1 GiB body
+printf 'FRRY\x00\x00\x00\x40\x01\x00\x01\x00' >/dev/tcp/127.0.0.1/$port
+sleep 0.5; alive "garbage"
+
+note "a client that connects and says nothing (receiver --timeout 1)"
+exec 7<>/dev/tcp/127.0.0.1/$port
+sleep 1.6
+exec 7>&-
+alive "silent client"
+grep -q "timed out\|did not answer" "$T/recv.err" || { cat "$T/recv.err"; fail "no log line for the silent client"; }
+
+note "a sender killed mid-session"
+$B -t 30 -q 127.0.0.1:$port >/dev/null 2>&1 &
+bpid=$!
+sleep 1.5
+kill -9 $bpid; wait $bpid 2>/dev/null
+sleep 0.5; alive "killed sender"
+grep -q "went away mid-session" "$T/recv.err" || { cat "$T/recv.err"; fail "no log line for the killed sender"; }
+
+note "a sender that stalls after the handshake (stopped with SIGSTOP)"
+$B -t 30 -q 127.0.0.1:$port >/dev/null 2>&1 &
+bpid=$!
+PIDS+=($bpid)
+sleep 1
+kill -STOP $bpid
+sleep 2.5
+kill -9 $bpid; wait $bpid 2>/dev/null
+alive "stalled sender"
+
+note "the next session works"
+$B -n 256M --json 127.0.0.1:$port >"$T/ok.json" || { cat "$T/recv.err"; fail "receiver stopped serving"; }
+check_json "$T/ok.json" $((256 << 20))
+echo "receiver log:"; cat "$T/recv.err"
+echo "PASS"

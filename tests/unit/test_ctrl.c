@@ -1,0 +1,711 @@
+/* Control channel: codec, socket I/O and authentication. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "cu.h"
+#include "ctrl/msg.h"
+#include "ferry/error.h"
+
+#define IO_MS 5000
+#define PARAMS_LEN 48 /* struct ferry_params on the wire */
+
+static void sample_params(struct ferry_params *p)
+{
+	p->mode = FERRY_MODE_FILES;
+	p->transports = FERRY_XPORT_TCP | FERRY_XPORT_VERBS;
+	p->streams = 8;
+	p->slots = 0x01020304;
+	p->depth = 0xfffffffe;
+	p->chunk_size = 0x0102030405060708ull;
+	p->cksum = 3;
+	p->total_bytes = 0xfedcba9876543210ull;
+	p->xfer_id = 0x1122334455667788ull;
+}
+
+/* A message of each type with every field distinct and non-zero. */
+static void sample(uint16_t type, struct ferry_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = type;
+	m->version = FERRY_PROTO_VERSION;
+	switch (type) {
+	case FERRY_MSG_HELLO:
+		for (int i = 0; i < FERRY_NONCE_LEN; i++)
+			m->u.hello.nonce[i] = (uint8_t)(i + 1);
+		m->u.hello.flags = 0x80000001u;
+		break;
+	case FERRY_MSG_CHALLENGE:
+		for (int i = 0; i < FERRY_NONCE_LEN; i++) {
+			m->u.challenge.nonce[i] = (uint8_t)(0xa0 + i);
+			m->u.challenge.mac[i] = (uint8_t)(0x10 + i);
+		}
+		m->u.challenge.flags = FERRY_HELLO_NOAUTH;
+		break;
+	case FERRY_MSG_AUTH:
+		for (int i = 0; i < FERRY_MAC_LEN; i++)
+			m->u.auth.mac[i] = (uint8_t)(255 - i);
+		break;
+	case FERRY_MSG_PROPOSE:
+		sample_params(&m->u.propose);
+		break;
+	case FERRY_MSG_ACCEPT:
+		sample_params(&m->u.accept.params);
+		m->u.accept.ep.len = FERRY_EP_MAX;
+		for (int i = 0; i < FERRY_EP_MAX; i++)
+			m->u.accept.ep.data[i] = (uint8_t)(i * 7);
+		break;
+	case FERRY_MSG_ERROR:
+		m->u.error.code = -7;
+		snprintf(m->u.error.text, sizeof(m->u.error.text),
+			 "disk full on /data\tretry later\n");
+		break;
+	case FERRY_MSG_READY:
+		break;
+	case FERRY_MSG_FIN:
+		m->u.fin.bytes = 1ull << 40;
+		m->u.fin.chunks = 12345;
+		break;
+	case FERRY_MSG_RESULT:
+		m->u.result.bytes = 1;
+		m->u.result.chunks = 2;
+		m->u.result.crc_errors = 3;
+		m->u.result.cpu_user_us = 4;
+		m->u.result.cpu_sys_us = UINT64_MAX;
+		m->u.result.status = INT32_MIN;
+		break;
+	}
+}
+
+/* Body lengths the protocol fixes (ACCEPT and ERROR as sampled). */
+static size_t body_len_of(uint16_t type)
+{
+	switch (type) {
+	case FERRY_MSG_HELLO: return 36;
+	case FERRY_MSG_CHALLENGE: return 68;
+	case FERRY_MSG_AUTH: return 32;
+	case FERRY_MSG_PROPOSE: return PARAMS_LEN;
+	case FERRY_MSG_ACCEPT: return PARAMS_LEN + 2 + FERRY_EP_MAX;
+	case FERRY_MSG_ERROR: return 4 + 2 + 31;
+	case FERRY_MSG_READY: return 0;
+	case FERRY_MSG_FIN: return 16;
+	case FERRY_MSG_RESULT: return 44;
+	}
+	return 0;
+}
+
+static size_t encode_sample(uint16_t type, uint8_t *buf, size_t cap)
+{
+	struct ferry_msg m;
+	size_t len = 0;
+
+	sample(type, &m);
+	CU_ASSERT_EQUAL_FATAL(ferry__ctrl_encode(&m, buf, cap, &len), 0);
+	return len;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static void set_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static int decode(const uint8_t *buf, size_t len, struct ferry_msg *m)
+{
+	size_t used = 0;
+
+	return ferry__ctrl_decode(buf, len, m, &used);
+}
+
+/* ---- codec ---- */
+
+static void test_roundtrip(void)
+{
+	for (uint16_t t = FERRY_MSG_HELLO; t <= FERRY_MSG_RESULT; t++) {
+		uint8_t buf[1024];
+		struct ferry_msg in, out;
+		size_t len, used = 0;
+
+		sample(t, &in);
+		len = encode_sample(t, buf, sizeof(buf));
+		CU_ASSERT_EQUAL(len, FERRY_CTRL_HDR_LEN + body_len_of(t));
+		CU_ASSERT_EQUAL(memcmp(buf, "FRRY", 4), 0);
+		CU_ASSERT_EQUAL(le32(buf + 4), body_len_of(t));
+		CU_ASSERT_EQUAL(buf[8] | buf[9] << 8, FERRY_PROTO_VERSION);
+		CU_ASSERT_EQUAL(buf[10] | buf[11] << 8, t);
+		CU_ASSERT_EQUAL(ferry__ctrl_decode(buf, len, &out, &used), 0);
+		CU_ASSERT_EQUAL(used, len);
+		CU_ASSERT_EQUAL(memcmp(&in, &out, sizeof(in)), 0);
+		CU_ASSERT_STRING_NOT_EQUAL(ferry__ctrl_type_name(t),
+					   "unknown");
+	}
+	CU_ASSERT_STRING_EQUAL(ferry__ctrl_type_name(FERRY_MSG_ACCEPT),
+			       "ACCEPT");
+	CU_ASSERT_STRING_EQUAL(ferry__ctrl_type_name(0), "unknown");
+	CU_ASSERT_STRING_EQUAL(ferry__ctrl_type_name(999), "unknown");
+}
+
+/* The exact bytes of one frame: pins down byte order and field order. */
+static void test_golden_fin(void)
+{
+	static const uint8_t want[] = {
+		'F', 'R', 'R', 'Y', 16, 0, 0, 0, 1, 0, 8, 0,
+		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
+		0x2a, 0, 0, 0, 0, 0, 0, 0,
+	};
+	struct ferry_msg m = { .type = FERRY_MSG_FIN };
+	uint8_t buf[64];
+	size_t len = 0;
+
+	m.u.fin.bytes = 0x0102030405060708ull;
+	m.u.fin.chunks = 42;
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, sizeof(buf), &len), 0);
+	CU_ASSERT_EQUAL(len, sizeof(want));
+	CU_ASSERT_EQUAL(memcmp(buf, want, sizeof(want)), 0);
+	CU_ASSERT_EQUAL(le32(buf), FERRY_CTRL_MAGIC);
+}
+
+static void test_truncated(void)
+{
+	for (uint16_t t = FERRY_MSG_HELLO; t <= FERRY_MSG_RESULT; t++) {
+		uint8_t buf[1024];
+		size_t len = encode_sample(t, buf, sizeof(buf));
+		struct ferry_msg m;
+		size_t used;
+
+		for (size_t n = 0; n < len; n++) {
+			used = 99;
+			CU_ASSERT_EQUAL(ferry__ctrl_decode(buf, n, &m, &used),
+					-EAGAIN);
+			CU_ASSERT_EQUAL(used, 0);
+		}
+	}
+}
+
+static void test_too_big(void)
+{
+	uint8_t buf[1024];
+	size_t len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
+	struct ferry_msg m;
+
+	/* Refused on the header alone: the body never needs to arrive. */
+	set_le32(buf + 4, FERRY_CTRL_MAX_BODY + 1);
+	CU_ASSERT_EQUAL(decode(buf, FERRY_CTRL_HDR_LEN, &m), -FERRY_ETOOBIG);
+	set_le32(buf + 4, UINT32_MAX);
+	CU_ASSERT_EQUAL(decode(buf, len, &m), -FERRY_ETOOBIG);
+	/* The limit itself is allowed (then the body is awaited). */
+	set_le32(buf + 4, FERRY_CTRL_MAX_BODY);
+	CU_ASSERT_EQUAL(decode(buf, len, &m), -EAGAIN);
+
+	/* Encoding into a buffer that is too small. */
+	size_t out_len;
+	sample(FERRY_MSG_HELLO, &m);
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, len - 1, &out_len),
+			-FERRY_ETOOBIG);
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, 4, &out_len),
+			-FERRY_ETOOBIG);
+}
+
+static void test_bad_frames(void)
+{
+	uint8_t buf[1024], bad[1024];
+	size_t len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
+	struct ferry_msg m;
+
+	/* Bad magic, even when only its first byte has arrived. */
+	memcpy(bad, buf, len);
+	bad[0] = 'G';
+	CU_ASSERT_EQUAL(decode(bad, len, &m), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(decode(bad, 1, &m), -FERRY_EPROTO);
+	memcpy(bad, buf, len);
+	bad[3] = 'X';
+	CU_ASSERT_EQUAL(decode(bad, 4, &m), -FERRY_EPROTO);
+
+	/* Unknown types. */
+	const uint16_t unknown[] = { 0, FERRY_MSG_RESULT + 1, 0xffff };
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(unknown); i++) {
+		memcpy(bad, buf, len);
+		bad[10] = (uint8_t)unknown[i];
+		bad[11] = (uint8_t)(unknown[i] >> 8);
+		CU_ASSERT_EQUAL(decode(bad, len, &m), -FERRY_EPROTO);
+	}
+
+	/* A body one byte short of the type's layout. */
+	memcpy(bad, buf, len);
+	set_le32(bad + 4, (uint32_t)(len - FERRY_CTRL_HDR_LEN - 1));
+	CU_ASSERT_EQUAL(decode(bad, len - 1, &m), -FERRY_EPROTO);
+	/* One byte too many inside the frame: trailing bytes. */
+	memcpy(bad, buf, len);
+	bad[len] = 0;
+	set_le32(bad + 4, (uint32_t)(len - FERRY_CTRL_HDR_LEN + 1));
+	CU_ASSERT_EQUAL(decode(bad, len + 1, &m), -FERRY_EPROTO);
+	/* READY must be empty. */
+	len = encode_sample(FERRY_MSG_READY, bad, sizeof(bad));
+	bad[len] = 0;
+	set_le32(bad + 4, 1);
+	CU_ASSERT_EQUAL(decode(bad, len + 1, &m), -FERRY_EPROTO);
+
+	/* Bytes after a complete frame belong to the next one. */
+	len = encode_sample(FERRY_MSG_FIN, bad, sizeof(bad));
+	size_t used = 0;
+	CU_ASSERT_EQUAL(ferry__ctrl_decode(bad, len + 5, &m, &used), 0);
+	CU_ASSERT_EQUAL(used, len);
+}
+
+static void test_bad_accept(void)
+{
+	uint8_t buf[1024];
+	size_t len = encode_sample(FERRY_MSG_ACCEPT, buf, sizeof(buf));
+	const size_t ep_off = FERRY_CTRL_HDR_LEN + PARAMS_LEN;
+	struct ferry_msg m;
+
+	/* Endpoint longer than FERRY_EP_MAX (and the body agrees). */
+	buf[len] = 0;
+	buf[ep_off] = (FERRY_EP_MAX + 1) & 0xff;
+	buf[ep_off + 1] = (FERRY_EP_MAX + 1) >> 8;
+	set_le32(buf + 4, (uint32_t)(len - FERRY_CTRL_HDR_LEN + 1));
+	CU_ASSERT_EQUAL(decode(buf, len + 1, &m), -FERRY_EPROTO);
+	/* Endpoint length disagreeing with the body. */
+	len = encode_sample(FERRY_MSG_ACCEPT, buf, sizeof(buf));
+	buf[ep_off] = 10;
+	buf[ep_off + 1] = 0;
+	CU_ASSERT_EQUAL(decode(buf, len, &m), -FERRY_EPROTO);
+
+	/* The encoder refuses what the decoder would. */
+	sample(FERRY_MSG_ACCEPT, &m);
+	m.u.accept.ep.len = FERRY_EP_MAX + 1;
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, sizeof(buf), &len),
+			-EINVAL);
+	m.type = 0;
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, sizeof(buf), &len),
+			-EINVAL);
+}
+
+/* An ERROR frame with code 1 and text bytes declared as tlen. */
+static size_t error_frame(uint8_t *buf, uint16_t tlen, const char *text,
+			  size_t n)
+{
+	static const uint8_t hdr[] = { 'F', 'R', 'R', 'Y', 0, 0, 0, 0,
+				       1, 0, FERRY_MSG_ERROR, 0 };
+	size_t body = 4 + 2 + n;
+
+	memcpy(buf, hdr, sizeof(hdr));
+	set_le32(buf + 4, (uint32_t)body);
+	set_le32(buf + 12, 1);
+	buf[16] = (uint8_t)tlen;
+	buf[17] = (uint8_t)(tlen >> 8);
+	memcpy(buf + 18, text, n);
+	return FERRY_CTRL_HDR_LEN + body;
+}
+
+static void test_error_text(void)
+{
+	char text[300];
+	uint8_t buf[400];
+	struct ferry_msg m;
+	size_t len;
+
+	memset(text, 'a', sizeof(text));
+	/* The longest text that fits with its NUL. */
+	len = error_frame(buf, 255, text, 255);
+	CU_ASSERT_EQUAL(decode(buf, len, &m), 0);
+	CU_ASSERT_EQUAL(strlen(m.u.error.text), 255);
+	CU_ASSERT_EQUAL(m.u.error.code, 1);
+	/* Overlong. */
+	len = error_frame(buf, 256, text, 256);
+	CU_ASSERT_EQUAL(decode(buf, len, &m), -FERRY_EPROTO);
+	/* Unterminated: the declared text runs past the body. */
+	len = error_frame(buf, 20, text, 10);
+	CU_ASSERT_EQUAL(decode(buf, len, &m), -FERRY_EPROTO);
+	/* Declared shorter than the body: trailing bytes. */
+	len = error_frame(buf, 5, text, 10);
+	CU_ASSERT_EQUAL(decode(buf, len, &m), -FERRY_EPROTO);
+	/* A NUL or a terminal escape inside the text. */
+	len = error_frame(buf, 5, "ab\0cd", 5);
+	CU_ASSERT_EQUAL(decode(buf, len, &m), -FERRY_EPROTO);
+	len = error_frame(buf, 5, "\x1b[2J!", 5);
+	CU_ASSERT_EQUAL(decode(buf, len, &m), -FERRY_EPROTO);
+	/* UTF-8 is fine. */
+	len = error_frame(buf, 6, "h\xc3\xa9llo", 6);
+	CU_ASSERT_EQUAL(decode(buf, len, &m), 0);
+	CU_ASSERT_STRING_EQUAL(m.u.error.text, "h\xc3\xa9llo");
+
+	/* The encoder refuses an unterminated or unprintable text. */
+	memset(&m, 0, sizeof(m));
+	m.type = FERRY_MSG_ERROR;
+	memset(m.u.error.text, 'x', sizeof(m.u.error.text));
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, sizeof(buf), &len),
+			-EINVAL);
+	strcpy(m.u.error.text, "bell\a");
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, sizeof(buf), &len),
+			-EINVAL);
+}
+
+static void test_version(void)
+{
+	uint8_t buf[1024];
+	size_t len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
+	struct ferry_msg m;
+	size_t used = 0;
+
+	buf[8] = 2;
+	CU_ASSERT_EQUAL(ferry__ctrl_decode(buf, len, &m, &used),
+			-FERRY_EVERSION);
+	CU_ASSERT_EQUAL(m.type, FERRY_MSG_HELLO);
+	CU_ASSERT_EQUAL(m.version, 2);
+	CU_ASSERT_EQUAL(used, len);
+	/* Another version may have types we do not know. */
+	buf[10] = 200;
+	CU_ASSERT_EQUAL(decode(buf, len, &m), -FERRY_EVERSION);
+	CU_ASSERT_EQUAL(m.type, 200);
+}
+
+/* ---- socket I/O ---- */
+
+static void pair(int sv[2])
+{
+	CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+}
+
+static void test_io_roundtrip(void)
+{
+	int sv[2];
+
+	pair(sv);
+	for (uint16_t t = FERRY_MSG_HELLO; t <= FERRY_MSG_RESULT; t++) {
+		struct ferry_msg in, out;
+
+		sample(t, &in);
+		CU_ASSERT_EQUAL(ferry__ctrl_send(sv[0], &in, IO_MS), 0);
+		CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[1], &out, IO_MS),
+				t == FERRY_MSG_ERROR ? -FERRY_EPEER : 0);
+		CU_ASSERT_EQUAL(memcmp(&in, &out, sizeof(in)), 0);
+	}
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_io_send_error(void)
+{
+	struct ferry_msg m;
+	int sv[2];
+
+	pair(sv);
+	CU_ASSERT_EQUAL(ferry__ctrl_send_error(sv[0], -FERRY_EAUTH,
+					       "no \x1b[31m%d", 5), 0);
+	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[1], &m, IO_MS), -FERRY_EPEER);
+	CU_ASSERT_EQUAL(m.type, FERRY_MSG_ERROR);
+	CU_ASSERT_EQUAL(m.u.error.code, FERRY_EAUTH);
+	CU_ASSERT_STRING_EQUAL(m.u.error.text, "no ?[31m5");
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_io_timeout(void)
+{
+	struct ferry_msg m;
+	uint64_t t0;
+	int sv[2];
+
+	pair(sv);
+	t0 = ferry__now_ns();
+	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[1], &m, 200), -FERRY_ETIMEOUT);
+	CU_ASSERT(ferry__now_ns() - t0 >= 190000000ull);
+	CU_ASSERT(ferry__now_ns() - t0 < 2000000000ull);
+	/* Half a header, then silence: the deadline covers the message. */
+	CU_ASSERT_EQUAL(write(sv[0], "FRRY", 4), 4);
+	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[1], &m, 200), -FERRY_ETIMEOUT);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_io_closed(void)
+{
+	uint8_t buf[1024];
+	size_t len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
+	struct ferry_msg m;
+	int sv[2];
+
+	pair(sv);
+	close(sv[0]);
+	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[1], &m, IO_MS), -FERRY_ECLOSED);
+	/* No SIGPIPE, a code. */
+	sample(FERRY_MSG_READY, &m);
+	CU_ASSERT_EQUAL(ferry__ctrl_send(sv[1], &m, IO_MS), -FERRY_ECLOSED);
+	close(sv[1]);
+
+	/* Closed in the middle of a body. */
+	pair(sv);
+	CU_ASSERT_EQUAL(write(sv[0], buf, len - 3), (ssize_t)(len - 3));
+	close(sv[0]);
+	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[1], &m, IO_MS), -FERRY_ECLOSED);
+	close(sv[1]);
+}
+
+static void test_io_limits(void)
+{
+	uint8_t buf[1024];
+	size_t len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
+	struct ferry_msg m;
+	uint64_t t0;
+	int sv[2];
+
+	/* A huge declared body is refused at once, without waiting for it. */
+	pair(sv);
+	set_le32(buf + 4, 1u << 30);
+	CU_ASSERT_EQUAL(write(sv[0], buf, len), (ssize_t)len);
+	t0 = ferry__now_ns();
+	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[1], &m, IO_MS), -FERRY_ETOOBIG);
+	CU_ASSERT(ferry__now_ns() - t0 < 1000000000ull);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* Another version: the whole frame is read and reported. */
+	pair(sv);
+	len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
+	buf[8] = 2;
+	CU_ASSERT_EQUAL(write(sv[0], buf, len), (ssize_t)len);
+	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[1], &m, IO_MS), -FERRY_EVERSION);
+	CU_ASSERT_EQUAL(m.version, 2);
+	CU_ASSERT_EQUAL(m.type, FERRY_MSG_HELLO);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* ---- authentication ---- */
+
+struct server_run {
+	int fd;
+	const struct ferry_key *key;
+	int timeout_ms;
+	int ret;
+	char why[256];
+};
+
+static void *server_main(void *arg)
+{
+	struct server_run *s = arg;
+
+	s->ret = ferry__ctrl_auth_server(s->fd, s->key, s->timeout_ms, s->why,
+					 sizeof(s->why));
+	return NULL;
+}
+
+/* Run both sides of the handshake; returns the client's result. */
+static int handshake(const struct ferry_key *kc, const struct ferry_key *ks,
+		     struct server_run *s, char *why, size_t whylen)
+{
+	pthread_t th;
+	int sv[2], ret;
+
+	pair(sv);
+	*s = (struct server_run){ .fd = sv[1], .key = ks, .timeout_ms = IO_MS };
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, server_main, s), 0);
+	ret = ferry__ctrl_auth_client(sv[0], kc, IO_MS, why, whylen);
+	pthread_join(th, NULL);
+	if (ret == 0 && s->ret == 0) {
+		/* Both sides are in step: the server speaks next. */
+		struct ferry_msg m = { .type = FERRY_MSG_READY };
+
+		CU_ASSERT_EQUAL(ferry__ctrl_send(sv[1], &m, IO_MS), 0);
+		CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[0], &m, IO_MS), 0);
+		CU_ASSERT_EQUAL(m.type, FERRY_MSG_READY);
+	}
+	close(sv[0]);
+	close(sv[1]);
+	return ret;
+}
+
+static void test_auth_same_key(void)
+{
+	struct ferry_key k;
+	struct server_run s;
+	char why[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(ferry__random(k.bytes, sizeof(k.bytes)), 0);
+	CU_ASSERT_EQUAL(handshake(&k, &k, &s, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(s.ret, 0);
+}
+
+static void test_auth_different_keys(void)
+{
+	struct ferry_key kc, ks;
+	struct server_run s;
+	char why[256] = "";
+
+	memset(&kc, 1, sizeof(kc));
+	memset(&ks, 1, sizeof(ks));
+	ks.bytes[31] ^= 1;
+	CU_ASSERT_EQUAL(handshake(&kc, &ks, &s, why, sizeof(why)),
+			-FERRY_EAUTH);
+	CU_ASSERT_EQUAL(s.ret, -FERRY_EAUTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "server's key differs"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s.why, "client refused"));
+}
+
+static void test_auth_noauth(void)
+{
+	struct ferry_key k;
+	struct server_run s;
+	char why[256] = "";
+
+	memset(&k, 9, sizeof(k));
+	/* Both without a key: the loopback-test mode. */
+	CU_ASSERT_EQUAL(handshake(NULL, NULL, &s, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(s.ret, 0);
+	/* Only the client has a key: it refuses a server without one. */
+	CU_ASSERT_EQUAL(handshake(&k, NULL, &s, why, sizeof(why)),
+			-FERRY_EAUTH);
+	CU_ASSERT_EQUAL(s.ret, -FERRY_EAUTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "without authentication"));
+	/* Only the server has a key: it refuses a client without one. */
+	CU_ASSERT_EQUAL(handshake(NULL, &k, &s, why, sizeof(why)),
+			-FERRY_EAUTH);
+	CU_ASSERT_EQUAL(s.ret, -FERRY_EAUTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "server refused"));
+}
+
+/* A hand-made client: the MAC construction msg.h documents. */
+static void client_mac(const struct ferry_key *k, const uint8_t *nonce_s,
+		       const uint8_t *nonce_c, uint8_t *mac)
+{
+	uint8_t data[15 + 64];
+	unsigned int n = 0;
+
+	memcpy(data, "ferry-v1 client", 15);
+	memcpy(data + 15, nonce_s, 32);
+	memcpy(data + 47, nonce_c, 32);
+	CU_ASSERT_PTR_NOT_NULL(HMAC(EVP_sha256(), k->bytes, 32, data,
+				    sizeof(data), mac, &n));
+}
+
+/* One session against a real server, answering with mac (NULL: the
+ * right one). Returns the server's result; *mac_out gets our AUTH. */
+static int manual_session(const struct ferry_key *k, const uint8_t *mac,
+			  uint8_t *mac_out, struct ferry_msg *reply)
+{
+	struct ferry_msg hello, auth = { .type = FERRY_MSG_AUTH };
+	struct server_run s;
+	pthread_t th;
+	int sv[2];
+
+	pair(sv);
+	s = (struct server_run){ .fd = sv[1], .key = k, .timeout_ms = IO_MS };
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, server_main, &s), 0);
+	sample(FERRY_MSG_HELLO, &hello);
+	hello.u.hello.flags = 0;
+	CU_ASSERT_EQUAL(ferry__ctrl_send(sv[0], &hello, IO_MS), 0);
+	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[0], reply, IO_MS), 0);
+	CU_ASSERT_EQUAL(reply->type, FERRY_MSG_CHALLENGE);
+	if (mac)
+		memcpy(auth.u.auth.mac, mac, FERRY_MAC_LEN);
+	else
+		client_mac(k, reply->u.challenge.nonce, hello.u.hello.nonce,
+			   auth.u.auth.mac);
+	memcpy(mac_out, auth.u.auth.mac, FERRY_MAC_LEN);
+	CU_ASSERT_EQUAL(ferry__ctrl_send(sv[0], &auth, IO_MS), 0);
+	pthread_join(th, NULL);
+	if (s.ret)
+		CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[0], reply, IO_MS),
+				-FERRY_EPEER);
+	close(sv[0]);
+	close(sv[1]);
+	return s.ret;
+}
+
+static void test_auth_replay(void)
+{
+	uint8_t mac1[FERRY_MAC_LEN], mac2[FERRY_MAC_LEN];
+	uint8_t nonce1[FERRY_NONCE_LEN];
+	struct ferry_msg reply;
+	struct ferry_key k;
+
+	memset(&k, 0x5a, sizeof(k));
+	/* A correct session, recorded. */
+	CU_ASSERT_EQUAL(manual_session(&k, NULL, mac1, &reply), 0);
+	memcpy(nonce1, reply.u.challenge.nonce, FERRY_NONCE_LEN);
+	/* The same HELLO and the recorded AUTH in a new session. */
+	CU_ASSERT_EQUAL(manual_session(&k, mac1, mac2, &reply), -FERRY_EAUTH);
+	CU_ASSERT_EQUAL(reply.type, FERRY_MSG_ERROR);
+	CU_ASSERT_EQUAL(reply.u.error.code, FERRY_EAUTH);
+}
+
+static void test_auth_protocol_errors(void)
+{
+	uint8_t buf[1024];
+	size_t len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
+	struct ferry_msg m;
+	char why[256] = "";
+	int sv[2];
+
+	/* A client of another version gets an ERROR it can print. */
+	pair(sv);
+	buf[8] = 2;
+	CU_ASSERT_EQUAL(write(sv[0], buf, len), (ssize_t)len);
+	CU_ASSERT_EQUAL(ferry__ctrl_auth_server(sv[1], NULL, IO_MS, why,
+						sizeof(why)),
+			-FERRY_EVERSION);
+	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[0], &m, IO_MS), -FERRY_EPEER);
+	CU_ASSERT_EQUAL(m.u.error.code, FERRY_EVERSION);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* A message out of turn. */
+	pair(sv);
+	sample(FERRY_MSG_READY, &m);
+	CU_ASSERT_EQUAL(ferry__ctrl_send(sv[0], &m, IO_MS), 0);
+	CU_ASSERT_EQUAL(ferry__ctrl_auth_server(sv[1], NULL, IO_MS, why,
+						sizeof(why)),
+			-FERRY_EPROTO);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "READY"));
+	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[0], &m, IO_MS), -FERRY_EPEER);
+	CU_ASSERT_EQUAL(m.u.error.code, FERRY_EPROTO);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* A silent client. */
+	pair(sv);
+	CU_ASSERT_EQUAL(ferry__ctrl_auth_server(sv[1], NULL, 200, why,
+						sizeof(why)),
+			-FERRY_ETIMEOUT);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+int main(void)
+{
+	CU_TestInfo tests[] = {
+		{ "codec round trip, every type", test_roundtrip },
+		{ "codec golden FIN bytes", test_golden_fin },
+		{ "codec truncated at every length", test_truncated },
+		{ "codec oversized", test_too_big },
+		{ "codec bad frames", test_bad_frames },
+		{ "codec bad ACCEPT endpoint", test_bad_accept },
+		{ "codec ERROR text", test_error_text },
+		{ "codec other version", test_version },
+		{ "io round trip", test_io_roundtrip },
+		{ "io send_error", test_io_send_error },
+		{ "io timeout", test_io_timeout },
+		{ "io peer closed", test_io_closed },
+		{ "io size and version limits", test_io_limits },
+		{ "auth same key", test_auth_same_key },
+		{ "auth different keys", test_auth_different_keys },
+		{ "auth no-auth combinations", test_auth_noauth },
+		{ "auth replayed AUTH", test_auth_replay },
+		{ "auth protocol errors", test_auth_protocol_errors },
+		CU_TEST_INFO_NULL,
+	};
+	return ferry_cu_run("ctrl", tests);
+}
