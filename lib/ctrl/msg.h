@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "ferry/key.h"
+#include "ferry/xport.h" /* FERRY_EP_MAX */
 #include "util/util.h"
 
 #define FERRY_CTRL_MAGIC 0x59525246u
@@ -31,7 +32,6 @@
 
 #define FERRY_NONCE_LEN 32
 #define FERRY_MAC_LEN 32
-#define FERRY_EP_MAX 512
 #define FERRY_ERRTEXT_MAX 256 /* including the NUL */
 
 enum ferry_msg_type {

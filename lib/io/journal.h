@@ -1,0 +1,61 @@
+/* Resume journals (internal): which chunks of a part file are verified.
+ *
+ * Beside every part file the receiver keeps a journal: a header naming
+ * the source (size, mtime, chunk size) and then one fixed-size record per
+ * verified chunk (chunk index, crc32c, adler32, each record protected by
+ * its own crc32c). Records are appended; a torn last record (the process
+ * killed mid-write) is ignored on load. A journal whose header does not
+ * match the sender's manifest entry is discarded.
+ */
+#ifndef FERRY_IO_JOURNAL_H
+#define FERRY_IO_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ferry_journal_hdr {
+	uint64_t size;
+	int64_t mtime_ns;
+	uint64_t chunk_size;
+};
+
+struct ferry_chunk_sum {
+	uint32_t crc32c;
+	uint32_t adler32;
+	bool have;
+};
+
+struct ferry_journal {
+	int fd;
+	struct ferry_journal_hdr h;
+	uint64_t n_chunks;            /* ceil(size / chunk_size), >= 0 */
+	struct ferry_chunk_sum *sums; /* n_chunks entries */
+	uint64_t n_have;              /* chunks with have == true */
+};
+
+/* Number of chunks of a file: ceil(size / chunk_size) (0 for size 0). */
+uint64_t ferry__journal_chunks(uint64_t size, uint64_t chunk_size);
+
+/* Open the journal NAME in parentfd for h. An existing journal with the
+ * same header is loaded (sums[] filled from its records); one with another
+ * header, or unreadable, is replaced by a fresh one (*reused = false).
+ * Returns 0 or -errno. */
+int ferry__journal_open(struct ferry_journal *j, int parentfd,
+			const char *name, const struct ferry_journal_hdr *h,
+			bool *reused);
+
+/* Record that chunk idx is verified with these sums (appends a record;
+ * not synced: call ferry__journal_sync after the part file's data is
+ * synced). Thread-safe for distinct idx values. Returns 0 or -errno. */
+int ferry__journal_add(struct ferry_journal *j, uint64_t idx, uint32_t crc32c,
+		       uint32_t adler32);
+
+/* fdatasync the journal. */
+int ferry__journal_sync(struct ferry_journal *j);
+
+/* Close; with remove, unlink NAME from parentfd too (after publishing). */
+void ferry__journal_close(struct ferry_journal *j, int parentfd,
+			  const char *name, bool remove);
+
+#endif

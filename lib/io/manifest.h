@@ -1,0 +1,81 @@
+/* File manifests: what a file session moves (internal).
+ *
+ * The sender walks its PATH arguments into a manifest of entries (relative
+ * path, type, size, mode, mtime); the manifest crosses the control channel
+ * in batches; the receiver validates every path before anything is
+ * created. Paths are relative, '/'-separated, with no empty, "." or ".."
+ * components, at most FERRY_PATH_MAX bytes, no NUL.
+ */
+#ifndef FERRY_IO_MANIFEST_H
+#define FERRY_IO_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FERRY_PATH_MAX 4096
+
+enum ferry_entry_type {
+	FERRY_ENTRY_FILE = 1,
+	FERRY_ENTRY_DIR = 2,
+};
+
+struct ferry_entry {
+	char *path;        /* relative, validated; owned by the manifest */
+	uint8_t type;      /* enum ferry_entry_type */
+	uint32_t mode;     /* permission bits (07777) */
+	uint64_t size;     /* bytes (0 for directories) */
+	int64_t mtime_ns;  /* modification time, ns since the epoch */
+	/* sender only: where to read it (absolute or cwd-relative) */
+	char *src;
+};
+
+struct ferry_manifest {
+	struct ferry_entry *e;
+	size_t n, cap;
+	uint64_t total_bytes; /* sum of file sizes */
+	uint64_t n_files;
+};
+
+void ferry__manifest_init(struct ferry_manifest *m);
+void ferry__manifest_free(struct ferry_manifest *m);
+
+/* Add one entry (copies path and src). Returns 0 or -errno. */
+int ferry__manifest_add(struct ferry_manifest *m, const char *path,
+			const char *src, uint8_t type, uint32_t mode,
+			uint64_t size, int64_t mtime_ns);
+
+struct ferry_walk_opts {
+	bool follow_symlinks; /* follow symlinks (default: refuse them) */
+};
+
+/* Walk the sender's arguments. A file argument becomes an entry named by
+ * its basename; a directory argument "a/b/dir" becomes "dir" plus every
+ * entry below it ("dir/x/y"), depth first, directories before their
+ * contents, names sorted so the order is stable. Symlinks are skipped with
+ * a reason unless follow_symlinks; devices, FIFOs and sockets are refused.
+ * Returns 0, or -errno with why naming the path and what to do (missing
+ * source, unreadable file, special file, symlink, two arguments with the
+ * same name). */
+int ferry__manifest_walk(struct ferry_manifest *m, char *const *paths,
+			 size_t n_paths, const struct ferry_walk_opts *o,
+			 char *why, size_t whylen);
+
+/* true when path is a valid relative manifest path (see above). */
+bool ferry__path_valid(const char *path);
+
+/* Encode entries starting at *next into buf[0..cap) (little-endian; per
+ * entry: u16 path length, path bytes, u8 type, u32 mode, u64 size,
+ * i64 mtime_ns); advances *next past what fitted and returns the bytes
+ * used (0 only if *next == m->n). Sender side: src is not encoded. */
+size_t ferry__manifest_encode(const struct ferry_manifest *m, size_t *next,
+			      uint8_t *buf, size_t cap);
+
+/* Decode a batch and append its entries to m, validating every path
+ * (ferry__path_valid), type and mode. Returns 0, -FERRY_EPROTO on
+ * malformed input (nothing appended from a bad batch), or -ENOMEM. Also
+ * refuses more than max_entries entries in total (-FERRY_ETOOBIG). */
+int ferry__manifest_decode(struct ferry_manifest *m, const uint8_t *buf,
+			   size_t len, size_t max_entries);
+
+#endif
