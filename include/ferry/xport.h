@@ -40,9 +40,15 @@ enum ferry_wc_op {
 	FERRY_WC_RECV = 3,      /* a small message arrived, in msg */
 };
 
+/* wc.offset when the transport cannot tell where a write landed (an RDMA
+ * write-with-immediate completion carries only imm and length): the
+ * pipeline then derives it from imm. */
+#define FERRY_WC_OFFSET_UNKNOWN UINT64_MAX
+
 struct ferry_wc {
 	uint64_t wr_id;   /* WRITE: the wr_id given to post_write_imm */
-	uint64_t offset;  /* WRITE_IMM: ring offset the write landed at */
+	uint64_t offset;  /* WRITE_IMM: ring offset the write landed at, or
+			     FERRY_WC_OFFSET_UNKNOWN */
 	uint32_t imm;     /* WRITE_IMM: the immediate data */
 	uint32_t len;     /* WRITE_IMM: bytes landed; RECV: message bytes */
 	uint8_t op;       /* enum ferry_wc_op */

@@ -177,12 +177,14 @@ static int check_chunk(struct ferry__stream *s, struct ferry_credit_rx *c,
 	uint8_t *slotp;
 	int err;
 
-	if (wc->imm >= p->slots || wc->offset != (uint64_t)wc->imm * p->stride)
+	if (wc->imm >= p->slots ||
+	    (wc->offset != FERRY_WC_OFFSET_UNKNOWN &&
+	     wc->offset != (uint64_t)wc->imm * p->stride))
 		return -FERRY_EPROTO;
 	err = ferry__credit_rx_land(c, wc->imm);
 	if (err)
 		return err;
-	slotp = p->base + wc->offset;
+	slotp = p->base + (uint64_t)wc->imm * p->stride;
 	if (wc->len < FERRY_CHUNK_HDR_SPACE ||
 	    ferry_chunk_decode(slotp, &h) ||
 	    h.len != wc->len - FERRY_CHUNK_HDR_SPACE || h.len > p->chunk ||
