@@ -57,6 +57,13 @@ enum {
 	OPT_MAX_MEM,
 	OPT_ONCE,
 	OPT_MAX_SESSIONS,
+	OPT_CKSUM,
+	OPT_FORCE,
+	OPT_SKIP_EXISTING,
+	OPT_NO_RESUME,
+	OPT_RESUME,
+	OPT_FILES,
+	OPT_DIR,
 };
 
 #define CLI_COMMON_LONGOPTS                                                  \

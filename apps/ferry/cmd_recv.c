@@ -23,9 +23,18 @@ const char help_recv[] =
 "until stopped with SIGINT or SIGTERM, or one with --once. Each session\n"
 "authenticates the sender with the shared key, agrees on transport,\n"
 "streams, chunk size and ring slots, then checks the crc32c of every\n"
-"chunk that lands. Bench sessions discard the payload.\n"
+"chunk that lands. Bench sessions discard the payload; file sessions\n"
+"(`ferry send`) write below --dir and publish each file only when its\n"
+"whole-file checksum matches the sender's.\n"
 "The data streams of a tcp session use an extra port the kernel picks, on\n"
 "the address the control connection came in on.\n"
+"\n"
+"Files:\n"
+"  -d, --dir DIR         receive files below DIR (required for file\n"
+"                        sessions; nothing is ever written outside it:\n"
+"                        absolute paths, '..' and symlinked parents are\n"
+"                        refused). The free space is checked against the\n"
+"                        file list before any data moves.\n"
 "\n"
 "Listening:\n"
 "  -p, --port PORT       control port (default 7471)\n"
@@ -126,6 +135,7 @@ int cmd_recv(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, 'p' },
 		{ "bind", required_argument, NULL, 'B' },
+		{ "dir", required_argument, NULL, 'd' },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
 		{ "max-mem", required_argument, NULL, OPT_MAX_MEM },
@@ -143,7 +153,7 @@ int cmd_recv(int argc, char **argv)
 	int opt, err;
 
 	cli_common_init(&c);
-	while ((opt = getopt_long(argc, argv, "p:B:i:qvh", longopts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "p:B:d:i:qvh", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'p':
@@ -153,6 +163,9 @@ int cmd_recv(int argc, char **argv)
 			break;
 		case 'B':
 			bind_addr = optarg;
+			break;
+		case 'd':
+			c.o.dir = optarg;
 			break;
 		case OPT_ONCE:
 			once = true;
@@ -187,6 +200,11 @@ int cmd_recv(int argc, char **argv)
 	}
 	if (!cli_key("recv", c.key_path, c.no_auth, &key, &c.o.key))
 		return 2;
+	if (c.o.dir && access(c.o.dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "ferry recv: --dir %s is not a directory this user can write\n",
+			c.o.dir);
+		return 2;
+	}
 	/* the sender proposes the geometry; these only bound the checks */
 	c.o.streams = 1;
 	c.o.slots = 1;
@@ -205,9 +223,11 @@ int cmd_recv(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (!c.quiet && !c.json)
-		fprintf(stderr, "ferry recv: listening on %s port %s (%s)\n",
+		fprintf(stderr, "ferry recv: listening on %s port %s (%s; %s%s)\n",
 			bind_addr ? bind_addr : "every address", port,
-			c.o.key ? "key required" : "no authentication");
+			c.o.key ? "key required" : "no authentication",
+			c.o.dir ? "files land in " : "bench only: no --dir",
+			c.o.dir ? c.o.dir : "");
 
 	err = 0;
 	while (!atomic_load(&stopping)) {

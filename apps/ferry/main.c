@@ -13,6 +13,7 @@ static const char help_main[] =
 "\n"
 "Commands:\n"
 "  recv      receive sessions (the daemon on the destination host)\n"
+"  send      send files and directories, verified end to end\n"
 "  bench     memory-to-memory transfer to a receiver, like iperf3\n"
 "  keygen    write a shared key for authenticating peers\n"
 "  version   print the version\n"
@@ -24,6 +25,7 @@ static const struct {
 	int (*fn)(int, char **);
 } cmds[] = {
 	{ "recv", cmd_recv },
+	{ "send", cmd_send },
 	{ "bench", cmd_bench },
 	{ "keygen", cmd_keygen },
 };

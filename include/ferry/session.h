@@ -44,6 +44,8 @@ struct ferry_opts {
 	int timeout_ms;        /* handshake, connect, and stall limit */
 	size_t sockbuf;        /* tcp socket buffers; 0: kernel autotuning */
 	uint64_t max_mem;      /* receiver: largest ring it will allocate */
+	const char *dir;       /* receiver: where file sessions land; NULL:
+				  bench sessions only */
 	double interval;       /* seconds between interval callbacks; 0 off */
 	ferry_interval_fn on_interval;
 	void *arg;

@@ -36,6 +36,9 @@ struct ferry_report {
 	double cpu_user, cpu_sys;           /* this side, seconds */
 	double peer_cpu_user, peer_cpu_sys; /* other side; < 0 unknown */
 	uint64_t peer_bytes;                /* what the other side counted */
+	/* file sessions */
+	uint64_t files_total, files_done, files_skipped, files_failed;
+	uint64_t files_resumed, bytes_total; /* bytes_total: of all files */
 	/* intervals */
 	unsigned n_iv;
 	uint64_t iv_dropped;
@@ -54,5 +57,10 @@ void ferry_report_add_interval(struct ferry_report *r,
 
 /* Write the report as one JSON document to out. Returns 0 or -errno. */
 int ferry_report_json(const struct ferry_report *r, FILE *out);
+
+/* The same, with extra top-level members written by extra (which starts
+ * each member with ",\n  \"name\": "). */
+int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
+			 void (*extra)(FILE *out, void *arg), void *arg);
 
 #endif

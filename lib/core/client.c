@@ -1,107 +1,187 @@
-/* The sending side of a bench session. */
+/* The sending side of a session: connect, propose, run, account. */
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/net.h"
-#include "core/pipe.h"
-#include "ctrl/msg.h"
+#include "core/session.h"
 #include "util/util.h"
 
-/* Say what the receiver said when it refused or aborted. */
-static int peer_error(const struct ferry_msg *m, char *why, size_t whylen)
+int ferry__peer_error(const struct ferry_msg *m, const char *who, char *why,
+		      size_t whylen)
 {
-	ferry__why(why, whylen, "receiver: %s", m->u.error.text);
+	ferry__why(why, whylen, "%s: %s", who, m->u.error.text);
 	return -FERRY_EPEER;
 }
 
-static int negotiate(int fd, const struct ferry_opts *o,
-		     const struct ferry_bench_spec *spec, struct ferry_msg *m,
-		     char *why, size_t whylen)
+int ferry__client_open(const char *host, const char *port,
+		       const struct ferry_opts *o, int *fd,
+		       struct ferry_xport_attr *xa, struct ferry_report *rep,
+		       char *why, size_t whylen)
 {
 	int err;
 
-	memset(m, 0, sizeof(*m));
-	m->type = FERRY_MSG_PROPOSE;
-	m->u.propose = (struct ferry_params){
-		.mode = FERRY_MODE_BENCH,
-		.transports = strcmp(o->transport, "auto") == 0 ?
-				      ferry__xport_mask() :
-				      (uint32_t)0,
+	err = ferry__dial(host, port, o->timeout_ms, fd, &xa->addr,
+			  &xa->addr_len, why, whylen);
+	if (err)
+		return err;
+	ferry__addr_str((struct sockaddr *)&xa->addr, xa->addr_len, rep->peer,
+			sizeof(rep->peer));
+	err = ferry__ctrl_auth_client(*fd, o->key, o->timeout_ms, why, whylen);
+	if (err) {
+		close(*fd);
+		*fd = -1;
+	}
+	return err;
+}
+
+static uint32_t proposed_transports(const struct ferry_opts *o)
+{
+	const struct ferry_xport_ops *x;
+
+	if (strcmp(o->transport, "auto") == 0)
+		return ferry__xport_mask();
+	x = ferry__pick_xport(o->transport, 0, NULL, 0);
+	if (!x)
+		return 0;
+	return strcmp(x->name, "tcp") == 0 ? FERRY_XPORT_TCP :
+	       strcmp(x->name, "uroce") == 0 ? FERRY_XPORT_UROCE :
+					       FERRY_XPORT_VERBS;
+}
+
+int ferry__client_propose(int fd, const struct ferry_opts *o, uint32_t mode,
+			  uint64_t total_bytes, char *why, size_t whylen)
+{
+	struct ferry_msg m = { .type = FERRY_MSG_PROPOSE };
+	int err;
+
+	m.u.propose = (struct ferry_params){
+		.mode = mode,
+		.transports = proposed_transports(o),
 		.streams = o->streams,
 		.slots = o->slots,
 		.chunk_size = o->chunk_size,
-		.total_bytes = spec->bytes,
+		.total_bytes = total_bytes,
 	};
-	if (!m->u.propose.transports) {
-		/* a named transport: propose only it */
-		const struct ferry_xport_ops *x =
-			ferry__pick_xport(o->transport, 0, NULL, 0);
-		m->u.propose.transports = x && strcmp(x->name, "tcp") == 0 ?
-						  FERRY_XPORT_TCP :
-					  x && strcmp(x->name, "uroce") == 0 ?
-						  FERRY_XPORT_UROCE :
-						  FERRY_XPORT_VERBS;
-	}
-	err = ferry__ctrl_send(fd, m, o->timeout_ms);
+	err = ferry__ctrl_send(fd, &m, o->timeout_ms);
 	if (err)
-		goto io;
-	err = ferry__ctrl_recv(fd, m, o->timeout_ms);
+		ferry__why(why, whylen, "control channel: %s",
+			   ferry_strerror(err));
+	return err;
+}
+
+int ferry__client_connect(struct ferry__pipe *p, int fd,
+			  const struct ferry_opts *o,
+			  struct ferry_xport_attr *xa, struct ferry_report *rep,
+			  char *why, size_t whylen)
+{
+	struct ferry_msg m;
+	char xwhy[160];
+	int err;
+
+	err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
 	if (err == -FERRY_EPEER)
-		return peer_error(m, why, whylen);
-	if (err)
-		goto io;
-	if (m->type != FERRY_MSG_ACCEPT ||
-	    m->u.accept.params.streams != o->streams ||
-	    m->u.accept.params.chunk_size != o->chunk_size ||
-	    m->u.accept.params.slots != o->slots) {
+		return ferry__peer_error(&m, "receiver", why, whylen);
+	if (err) {
+		ferry__why(why, whylen, "control channel: %s",
+			   ferry_strerror(err));
+		return err;
+	}
+	if (m.type != FERRY_MSG_ACCEPT ||
+	    m.u.accept.params.streams != o->streams ||
+	    m.u.accept.params.chunk_size != o->chunk_size ||
+	    m.u.accept.params.slots != o->slots) {
 		ferry__why(why, whylen,
 			   "the receiver answered with unexpected parameters");
 		return -FERRY_EPROTO;
 	}
-	return 0;
-io:
-	ferry__why(why, whylen, "control channel: %s", ferry_strerror(err));
-	return err;
+	p->ops = ferry__pick_xport(o->transport, m.u.accept.params.transports,
+				   xwhy, sizeof(xwhy));
+	if (!p->ops) {
+		ferry__why(why, whylen, "%s", xwhy);
+		return -FERRY_ENOXPORT;
+	}
+	snprintf(rep->transport_why, sizeof(rep->transport_why), "%s", xwhy);
+	p->xfer_id = m.u.accept.params.xfer_id;
+	err = ferry__pipe_geometry(p, o->streams, o->chunk_size, o->slots, why,
+				   whylen);
+	if (err)
+		return err;
+	xa->n_ep = p->streams;
+	xa->timeout_ms = o->timeout_ms;
+	xa->sockbuf = o->sockbuf;
+	err = p->ops->open(xa, &p->x, why, whylen);
+	if (err)
+		return err;
+	err = ferry__pipe_memory(p, o, (struct sockaddr *)&xa->addr,
+				 xa->addr_len, why, whylen);
+	if (err)
+		return err;
+	err = p->ops->connect(p->x, m.u.accept.ep.data, m.u.accept.ep.len, why,
+			      whylen);
+	if (err)
+		return err;
+	memset(&m, 0, sizeof(m));
+	m.type = FERRY_MSG_READY;
+	return ferry__ctrl_send(fd, &m, o->timeout_ms);
 }
 
-/* Wait for the workers, reporting intervals and watching the control
- * channel for an ERROR from the receiver. */
-static int run(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
-	       struct ferry_report *rep, char *why, size_t whylen)
+/* Wait for the workers (and the hooks) to finish, reporting intervals and
+ * handling what the receiver says. */
+static int loop(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
+		const struct ferry__hooks *h, struct ferry_report *rep,
+		char *why, size_t whylen)
 {
 	struct ferry_msg m;
 	int err = 0;
 
-	while (atomic_load(&p->running) > 0) {
-		struct pollfd pf = { .fd = fd, .events = POLLIN };
-		int n = poll(&pf, 1, ferry__pipe_next_tick_ms(p, o));
-
-		if (n > 0) {
-			err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
-			if (err == -FERRY_EPEER)
-				err = peer_error(&m, why, whylen);
-			else if (err == 0)
-				err = -FERRY_EPROTO;
-			else
-				ferry__why(why, whylen,
-					   "the receiver went away: %s",
-					   ferry_strerror(err));
-			ferry__pipe_abort(p);
+	for (;;) {
+		bool workers = atomic_load(&p->running) > 0;
+		if (!workers && (!h->settled || h->settled(h->ctx)))
+			break;
+		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN },
+					{ .fd = h->wake_fd, .events = POLLIN } };
+		int n = poll(pf, h->wake_fd >= 0 ? 2 : 1,
+			     ferry__pipe_next_tick_ms(p, o));
+		ferry__pipe_tick(p, o, rep, false);
+		if (n > 0 && h->wake_fd >= 0 && (pf[1].revents & POLLIN)) {
+			err = h->work(h->ctx, fd, why, whylen);
+			if (err)
+				break;
+		}
+		if (!workers && ferry__pipe_error(p, NULL, 0))
+			break; /* a stream failed: no more results will come */
+		if (n <= 0 || !(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
+		if (err == -FERRY_EPEER) {
+			err = ferry__peer_error(&m, "receiver", why, whylen);
 			break;
 		}
-		ferry__pipe_tick(p, o, rep, false);
+		if (err) {
+			ferry__why(why, whylen, "the receiver went away: %s",
+				   ferry_strerror(err));
+			break;
+		}
+		err = h->msg ? h->msg(h->ctx, fd, &m, why, whylen) :
+			       -FERRY_EPROTO;
+		if (err == -FERRY_EPROTO && !why[0])
+			ferry__why(why, whylen,
+				   "unexpected %s from the receiver",
+				   ferry__ctrl_type_name(m.type));
+		if (err < 0)
+			break;
 	}
+	if (err)
+		ferry__pipe_abort(p);
 	ferry__pipe_join(p);
 	ferry__pipe_tick(p, o, rep, true);
 	if (!err) {
 		err = ferry__pipe_error(p, why, whylen);
-		if (err) {
-			/* a failed stream: did the receiver say why? */
-			if (ferry__ctrl_recv(fd, &m, 500) == -FERRY_EPEER)
-				err = peer_error(&m, why, whylen);
-		}
+		/* a failed stream: did the receiver say why? */
+		if (err && ferry__ctrl_recv(fd, &m, 500) == -FERRY_EPEER)
+			err = ferry__peer_error(&m, "receiver", why, whylen);
 	}
 	return err;
 }
@@ -119,7 +199,7 @@ static int finish(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
 	if (!err)
 		err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
 	if (err == -FERRY_EPEER)
-		return peer_error(&m, why, whylen);
+		return ferry__peer_error(&m, "receiver", why, whylen);
 	if (err) {
 		ferry__why(why, whylen, "no final result from the receiver: %s",
 			   ferry_strerror(err));
@@ -143,16 +223,31 @@ static int finish(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
 	return 0;
 }
 
+int ferry__client_run(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
+		      const struct ferry__hooks *h, struct ferry_report *rep,
+		      char *why, size_t whylen)
+{
+	int err;
+
+	ferry__pipe_report(p, rep); /* settings, for interval callbacks */
+	err = ferry__pipe_start(p, ferry__send_worker);
+	if (!err)
+		err = loop(p, fd, o, h, rep, why, whylen);
+	if (!err)
+		return finish(p, fd, o, rep, why, whylen);
+	ferry__pipe_report(p, rep);
+	return err;
+}
+
 int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 		const struct ferry_bench_spec *spec, struct ferry_report *rep,
 		char *why, size_t whylen)
 {
 	struct ferry__pipe p = { .role = FERRY__SENDER,
-				 .timeout_ms = o->timeout_ms };
-	struct ferry_xport_attr xa = { .timeout_ms = o->timeout_ms,
-				       .sockbuf = o->sockbuf };
-	struct ferry_msg m;
-	char xwhy[160];
+				 .timeout_ms = o->timeout_ms,
+				 .dp = &ferry__bench_dp };
+	struct ferry__hooks h = { .wake_fd = -1 };
+	struct ferry_xport_attr xa = { 0 };
 	int fd = -1, err;
 
 	memset(rep, 0, sizeof(*rep));
@@ -165,59 +260,18 @@ int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 	err = ferry_opts_check(o, why, whylen);
 	if (err)
 		return err;
-	err = ferry__dial(host, port, o->timeout_ms, &fd, &xa.addr,
-			  &xa.addr_len, why, whylen);
+	err = ferry__client_open(host, port, o, &fd, &xa, rep, why, whylen);
 	if (err)
 		return err;
-	ferry__addr_str((struct sockaddr *)&xa.addr, xa.addr_len, rep->peer,
-			sizeof(rep->peer));
-	err = ferry__ctrl_auth_client(fd, o->key, o->timeout_ms, why, whylen);
-	if (err)
-		goto out;
-	err = negotiate(fd, o, spec, &m, why, whylen);
-	if (err)
-		goto out;
-	p.ops = ferry__pick_xport(o->transport, m.u.accept.params.transports,
-				  xwhy, sizeof(xwhy));
-	if (!p.ops) {
-		ferry__why(why, whylen, "%s", xwhy);
-		err = -FERRY_ENOXPORT;
-		goto out;
+	err = ferry__client_propose(fd, o, FERRY_MODE_BENCH, spec->bytes, why,
+				    whylen);
+	if (!err)
+		err = ferry__client_connect(&p, fd, o, &xa, rep, why, whylen);
+	if (!err) {
+		p.budget = spec->bytes;
+		p.deadline_ns = ferry__now_ns() + (uint64_t)(spec->seconds * 1e9);
+		err = ferry__client_run(&p, fd, o, &h, rep, why, whylen);
 	}
-	snprintf(rep->transport_why, sizeof(rep->transport_why), "%s", xwhy);
-	p.xfer_id = m.u.accept.params.xfer_id;
-	err = ferry__pipe_geometry(&p, o->streams, o->chunk_size, o->slots,
-				   why, whylen);
-	if (err)
-		goto out;
-	xa.n_ep = p.streams;
-	err = p.ops->open(&xa, &p.x, why, whylen);
-	if (err)
-		goto out;
-	err = ferry__pipe_memory(&p, o, (struct sockaddr *)&xa.addr,
-				 xa.addr_len, why, whylen);
-	if (err)
-		goto out;
-	err = p.ops->connect(p.x, m.u.accept.ep.data, m.u.accept.ep.len, why,
-			     whylen);
-	if (err)
-		goto out;
-	memset(&m, 0, sizeof(m));
-	m.type = FERRY_MSG_READY;
-	err = ferry__ctrl_send(fd, &m, o->timeout_ms);
-	if (err)
-		goto out;
-	p.budget = spec->bytes;
-	p.deadline_ns = ferry__now_ns() + (uint64_t)(spec->seconds * 1e9);
-	ferry__pipe_report(&p, rep); /* settings, for interval callbacks */
-	err = ferry__pipe_start(&p, ferry__bench_send_worker);
-	if (!err)
-		err = run(&p, fd, o, rep, why, whylen);
-	if (!err)
-		err = finish(&p, fd, o, rep, why, whylen);
-	else
-		ferry__pipe_report(&p, rep);
-out:
 	ferry__pipe_free(&p);
 	close(fd);
 	return err;

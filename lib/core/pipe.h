@@ -17,6 +17,27 @@
 
 enum ferry__role { FERRY__SENDER, FERRY__RECEIVER };
 
+struct ferry__stream;
+
+/* What stream workers do with chunks: bench makes and discards them,
+ * file sessions read and write files. Called on the worker's thread;
+ * they must not block on the network. */
+struct ferry__dp_ops {
+	/* Worker start (optional). */
+	void (*start)(struct ferry__stream *s);
+	/* Sender: claim the next chunk, fill its payload (at most p->chunk
+	 * bytes) and h's len, offset, file_idx, flags and crc (the payload's
+	 * crc32c, ferry_chunk_seal). Returns 1 to send
+	 * it, 0 when it was only read (to checksum a resumed file), -ENODATA
+	 * when there is no more work, or a negative error. */
+	int (*fill)(struct ferry__stream *s, uint8_t *payload,
+		    struct ferry_chunk_hdr *h);
+	/* Receiver: use a chunk whose header and crc32c were checked. Its
+	 * slot is released when this returns 0. */
+	int (*consume)(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
+		       const uint8_t *payload);
+};
+
 /* Per-stream state and counters, one cache line apart. Counters are
  * written by the stream's worker and read by the control thread. */
 struct ferry__stream {
@@ -33,6 +54,8 @@ struct ferry__stream {
 
 struct ferry__pipe {
 	enum ferry__role role;
+	const struct ferry__dp_ops *dp;
+	void *dp_ctx; /* files: struct ferry__ftx or ferry__frx */
 	const struct ferry_xport_ops *ops;
 	struct ferry_xport *x;
 	struct ferry_pool *pool;
@@ -100,9 +123,12 @@ void ferry__thread_cpu(double *user, double *sys);
 
 void ferry__pipe_free(struct ferry__pipe *p);
 
-/* Worker loops (bench_dp.c). */
-void *ferry__bench_send_worker(void *arg);
-void *ferry__bench_recv_worker(void *arg);
+/* Worker loops (pipe_dp.c), driving p->dp. */
+void *ferry__send_worker(void *arg);
+void *ferry__recv_worker(void *arg);
+
+/* Memory-to-memory chunks (bench_dp.c). */
+extern const struct ferry__dp_ops ferry__bench_dp;
 
 /* Choose a transport. "auto" takes the first in preference order that both
  * ends have (peer_mask from negotiation, 0 = unknown) and says why. */

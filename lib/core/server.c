@@ -6,9 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/files.h"
 #include "core/net.h"
-#include "core/pipe.h"
-#include "ctrl/msg.h"
+#include "core/session.h"
 #include "util/util.h"
 
 struct ferry_server {
@@ -75,10 +75,13 @@ static int check_proposal(struct ferry_server *srv, struct ferry__pipe *p,
 {
 	int err;
 
-	if (pr->mode != FERRY_MODE_BENCH) {
+	if (pr->mode == FERRY_MODE_FILES && !srv->o.dir) {
 		ferry__why(why, whylen,
-			   "this receiver serves bench sessions only (mode %u)",
-			   pr->mode);
+			   "this receiver takes no files: it was started without --dir");
+		return -FERRY_ENEGOTIATE;
+	}
+	if (pr->mode != FERRY_MODE_BENCH && pr->mode != FERRY_MODE_FILES) {
+		ferry__why(why, whylen, "unknown session mode %u", pr->mode);
 		return -FERRY_ENEGOTIATE;
 	}
 	err = ferry__pipe_geometry(p, pr->streams, pr->chunk_size, pr->slots,
@@ -167,18 +170,35 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 	return err;
 }
 
-/* Data phase: report intervals until FIN, an error, or the sender going
- * away. */
+static int bench_msg(void *ctx, int fd, const struct ferry_msg *m,
+		     char *why, size_t whylen)
+{
+	(void)ctx;
+	(void)fd;
+	if (m->type == FERRY_MSG_FIN)
+		return 1;
+	ferry__why(why, whylen, "unexpected %s from the sender",
+		   ferry__ctrl_type_name(m->type));
+	return -FERRY_EPROTO;
+}
+
+/* Data phase: report intervals and serve the hooks until FIN, an error,
+ * or the sender going away. */
 static int run(struct ferry_server *srv, struct ferry__pipe *p, int fd,
-	       struct ferry_report *rep, char *why, size_t whylen)
+	       const struct ferry__hooks *h, struct ferry_report *rep,
+	       char *why, size_t whylen)
 {
 	const struct ferry_opts *o = &srv->o;
-	struct ferry_msg m;
+	struct ferry_msg *m = malloc(sizeof(*m));
 	int err = 0;
 
+	if (!m)
+		return -ENOMEM;
 	for (;;) {
-		struct pollfd pf = { .fd = fd, .events = POLLIN };
-		int n = poll(&pf, 1, ferry__pipe_next_tick_ms(p, o));
+		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN },
+					{ .fd = h->wake_fd, .events = POLLIN } };
+		int n = poll(pf, h->wake_fd >= 0 ? 2 : 1,
+			     ferry__pipe_next_tick_ms(p, o));
 
 		ferry__pipe_tick(p, o, rep, false);
 		if (atomic_load(&p->abort)) {
@@ -188,22 +208,34 @@ static int run(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 				err = -FERRY_EPROTO;
 				ferry__why(why, whylen, "session aborted");
 			}
-			return refuse(fd, err, why);
+			refuse(fd, err, why);
+			goto out;
 		}
-		if (n <= 0)
+		if (n > 0 && h->wake_fd >= 0 && (pf[1].revents & POLLIN)) {
+			err = h->work(h->ctx, fd, why, whylen);
+			if (err)
+				goto fail;
+		}
+		if (n <= 0 || !(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
-		err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
-		if (err == 0 && m.type == FERRY_MSG_FIN)
-			break;
-		if (err == -FERRY_EPEER)
-			ferry__why(why, whylen, "sender: %s", m.u.error.text);
-		else
+		err = ferry__ctrl_recv(fd, m, o->timeout_ms);
+		if (err == -FERRY_EPEER) {
+			ferry__peer_error(m, "sender", why, whylen);
+			goto fail;
+		}
+		if (err) {
 			ferry__why(why, whylen,
 				   "the sender went away mid-session: %s",
-				   ferry_strerror(err ? err : -FERRY_EPROTO));
-		ferry__pipe_abort(p);
-		ferry__pipe_join(p);
-		return err ? err : -FERRY_EPROTO;
+				   ferry_strerror(err));
+			goto fail;
+		}
+		err = h->msg(h->ctx, fd, m, why, whylen);
+		if (err == 1)
+			break;
+		if (err < 0) {
+			refuse(fd, err, why);
+			goto fail;
+		}
 	}
 	/* FIN: the sender holds every credit back, so all chunks landed */
 	atomic_store(&p->stop, true);
@@ -211,17 +243,19 @@ static int run(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 	ferry__pipe_tick(p, o, rep, true);
 	ferry__pipe_report(p, rep);
 	err = ferry__pipe_error(p, why, whylen);
-	if (err)
-		return refuse(fd, err, why);
-	rep->peer_bytes = m.u.fin.bytes;
-	memset(&m.u, 0, sizeof(m.u));
-	m.type = FERRY_MSG_RESULT;
-	m.u.result.bytes = rep->bytes;
-	m.u.result.chunks = rep->chunks;
-	m.u.result.crc_errors = rep->crc_errors;
-	m.u.result.cpu_user_us = (uint64_t)(rep->cpu_user * 1e6);
-	m.u.result.cpu_sys_us = (uint64_t)(rep->cpu_sys * 1e6);
-	err = ferry__ctrl_send(fd, &m, o->timeout_ms);
+	if (err) {
+		refuse(fd, err, why);
+		goto out;
+	}
+	rep->peer_bytes = m->u.fin.bytes;
+	memset(&m->u, 0, sizeof(m->u));
+	m->type = FERRY_MSG_RESULT;
+	m->u.result.bytes = rep->bytes;
+	m->u.result.chunks = rep->chunks;
+	m->u.result.crc_errors = rep->crc_errors;
+	m->u.result.cpu_user_us = (uint64_t)(rep->cpu_user * 1e6);
+	m->u.result.cpu_sys_us = (uint64_t)(rep->cpu_sys * 1e6);
+	err = ferry__ctrl_send(fd, m, o->timeout_ms);
 	if (!err && rep->bytes != rep->peer_bytes) {
 		ferry__why(why, whylen,
 			   "the sender sent %llu bytes, %llu arrived",
@@ -229,6 +263,13 @@ static int run(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 			   (unsigned long long)rep->bytes);
 		err = -FERRY_EPROTO;
 	}
+	goto out;
+fail:
+	ferry__pipe_abort(p);
+	ferry__pipe_join(p);
+	ferry__pipe_report(p, rep);
+out:
+	free(m);
 	return err;
 }
 
@@ -237,7 +278,10 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 {
 	const struct ferry_opts *o = &srv->o;
 	struct ferry__pipe p = { .role = FERRY__RECEIVER,
-				 .timeout_ms = o->timeout_ms };
+				 .timeout_ms = o->timeout_ms,
+				 .dp = &ferry__bench_dp };
+	struct ferry__hooks h = { .wake_fd = -1, .msg = bench_msg };
+	struct ferry__frx *files = NULL;
 	struct sockaddr_storage peer;
 	socklen_t peer_len = sizeof(peer);
 	struct ferry_msg m;
@@ -265,15 +309,41 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 		refuse(fd, err, why);
 		goto out;
 	}
+	if (m.u.propose.mode == FERRY_MODE_FILES) {
+		files = calloc(1, sizeof(*files));
+		if (!files) {
+			err = -ENOMEM;
+			goto out;
+		}
+		err = ferry__frx_open(files, fd, o, p.chunk, why, whylen);
+		if (err)
+			goto out;
+		rep->files_total = files->m.n_files;
+		rep->bytes_total = files->m.total_bytes;
+		p.dp = &ferry__files_rx_dp;
+		p.dp_ctx = files;
+		h = (struct ferry__hooks){ .wake_fd = files->q.efd,
+					   .work = ferry__frx_work,
+					   .msg = ferry__frx_msg,
+					   .ctx = files };
+	}
 	err = setup(srv, &p, fd, &m.u.propose, rep, why, whylen);
 	if (err)
 		goto out;
 	ferry__pipe_report(&p, rep);
-	err = ferry__pipe_start(&p, ferry__bench_recv_worker);
+	err = ferry__pipe_start(&p, ferry__recv_worker);
 	if (!err)
-		err = run(srv, &p, fd, rep, why, whylen);
+		err = run(srv, &p, fd, &h, rep, why, whylen);
 out:
 	ferry__pipe_free(&p);
+	if (files) {
+		rep->files_done = files->published;
+		rep->files_failed = files->failed;
+		rep->files_skipped = files->skipped;
+		rep->files_resumed = files->resumed;
+		ferry__frx_close(files, err == 0);
+		free(files);
+	}
 	close(fd);
 	return err;
 }

@@ -204,6 +204,109 @@ static int result_dec(struct ferry__rcur *c, struct ferry_msg *m)
 	return 0;
 }
 
+/* A length-prefixed string of printable text (or, for paths, any bytes
+ * but NUL), at most max - 1 bytes. */
+static int str_enc(struct ferry__wcur *c, const char *t, size_t max,
+		   bool printable)
+{
+	size_t n = strnlen(t, max);
+
+	if (n == max)
+		return -EINVAL;
+	for (size_t i = 0; printable && i < n; i++)
+		if (!text_char_ok((unsigned char)t[i]))
+			return -EINVAL;
+	ferry__put_u16(c, (uint16_t)n);
+	ferry__put_bytes(c, t, n);
+	return 0;
+}
+
+static int str_dec(struct ferry__rcur *c, char *t, size_t max, bool printable)
+{
+	uint16_t n = ferry__get_u16(c);
+
+	if (n >= max)
+		return -FERRY_EPROTO;
+	ferry__get_bytes(c, t, n);
+	t[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if ((printable && !text_char_ok((unsigned char)t[i])) || !t[i])
+			return -FERRY_EPROTO;
+	return 0;
+}
+
+static int files_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	ferry__put_u32(c, m->u.files.flags);
+	ferry__put_u32(c, m->u.files.cksum);
+	ferry__put_u64(c, m->u.files.n_entries);
+	return str_enc(c, m->u.files.dest, FERRY_DEST_MAX, false);
+}
+
+static int files_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	m->u.files.flags = ferry__get_u32(c);
+	m->u.files.cksum = ferry__get_u32(c);
+	m->u.files.n_entries = ferry__get_u64(c);
+	return str_dec(c, m->u.files.dest, FERRY_DEST_MAX, false);
+}
+
+static int blob_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	if (m->u.blob.len > FERRY_BLOB_MAX || m->u.blob.last > 1)
+		return -EINVAL;
+	ferry__put_u8(c, m->u.blob.last);
+	ferry__put_u32(c, m->u.blob.len);
+	ferry__put_bytes(c, m->u.blob.data, m->u.blob.len);
+	return 0;
+}
+
+static int blob_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	m->u.blob.last = ferry__get_u8(c);
+	m->u.blob.len = ferry__get_u32(c);
+	if (m->u.blob.last > 1 || m->u.blob.len > FERRY_BLOB_MAX)
+		return -FERRY_EPROTO;
+	ferry__get_bytes(c, m->u.blob.data, m->u.blob.len);
+	return 0;
+}
+
+static int file_sum_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	ferry__put_u32(c, m->u.file_sum.idx);
+	ferry__put_u32(c, m->u.file_sum.flags);
+	ferry__put_u32(c, m->u.file_sum.crc32c);
+	ferry__put_u32(c, m->u.file_sum.adler32);
+	return 0;
+}
+
+static int file_sum_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	m->u.file_sum.idx = ferry__get_u32(c);
+	m->u.file_sum.flags = ferry__get_u32(c);
+	m->u.file_sum.crc32c = ferry__get_u32(c);
+	m->u.file_sum.adler32 = ferry__get_u32(c);
+	return 0;
+}
+
+static int file_done_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	ferry__put_u32(c, m->u.file_done.idx);
+	ferry__put_i32(c, m->u.file_done.status);
+	ferry__put_u32(c, m->u.file_done.crc32c);
+	ferry__put_u32(c, m->u.file_done.adler32);
+	return str_enc(c, m->u.file_done.text, FERRY_ERRTEXT_MAX, true);
+}
+
+static int file_done_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	m->u.file_done.idx = ferry__get_u32(c);
+	m->u.file_done.status = ferry__get_i32(c);
+	m->u.file_done.crc32c = ferry__get_u32(c);
+	m->u.file_done.adler32 = ferry__get_u32(c);
+	return str_dec(c, m->u.file_done.text, FERRY_ERRTEXT_MAX, true);
+}
+
 static const struct msg_codec codecs[] = {
 	[FERRY_MSG_HELLO] = { "HELLO", hello_enc, hello_dec },
 	[FERRY_MSG_CHALLENGE] = { "CHALLENGE", challenge_enc, challenge_dec },
@@ -214,6 +317,11 @@ static const struct msg_codec codecs[] = {
 	[FERRY_MSG_READY] = { "READY", NULL, NULL },
 	[FERRY_MSG_FIN] = { "FIN", fin_enc, fin_dec },
 	[FERRY_MSG_RESULT] = { "RESULT", result_enc, result_dec },
+	[FERRY_MSG_FILES] = { "FILES", files_enc, files_dec },
+	[FERRY_MSG_MANIFEST] = { "MANIFEST", blob_enc, blob_dec },
+	[FERRY_MSG_PLAN] = { "PLAN", blob_enc, blob_dec },
+	[FERRY_MSG_FILE_SUM] = { "FILE_SUM", file_sum_enc, file_sum_dec },
+	[FERRY_MSG_FILE_DONE] = { "FILE_DONE", file_done_enc, file_done_dec },
 };
 
 static const struct msg_codec *codec_of(uint16_t type)

@@ -44,6 +44,11 @@ enum ferry_msg_type {
 	FERRY_MSG_READY = 7,
 	FERRY_MSG_FIN = 8,
 	FERRY_MSG_RESULT = 9,
+	FERRY_MSG_FILES = 10,     /* sender: a file session's destination */
+	FERRY_MSG_MANIFEST = 11,  /* sender: a batch of manifest entries */
+	FERRY_MSG_PLAN = 12,      /* receiver: per file, what to send */
+	FERRY_MSG_FILE_SUM = 13,  /* sender: a file's whole checksums */
+	FERRY_MSG_FILE_DONE = 14, /* receiver: a file published, or not */
 };
 
 /* HELLO and CHALLENGE flags. */
@@ -116,6 +121,46 @@ struct ferry_msg_result {
 	int32_t status;
 };
 
+/* FILES flags */
+#define FERRY_FILES_FORCE 1u         /* replace existing targets */
+#define FERRY_FILES_SKIP_EXISTING 2u /* skip targets already identical */
+#define FERRY_FILES_NO_RESUME 4u     /* discard journals, start over */
+
+#define FERRY_DEST_MAX 4096
+
+struct ferry_msg_files {
+	uint32_t flags;
+	uint32_t cksum;     /* FERRY_CKSUM_* (include/ferry/files.h) */
+	uint64_t n_entries; /* manifest entries that follow */
+	char dest[FERRY_DEST_MAX]; /* below the receiver's --dir; "" = top */
+};
+
+/* An opaque batch (manifest entries, plan entries): the io layer encodes
+ * and validates the bytes. */
+#define FERRY_BLOB_MAX (FERRY_CTRL_MAX_BODY - 16)
+struct ferry_msg_blob {
+	uint8_t last;  /* 1 on the final batch */
+	uint32_t len;
+	uint8_t data[FERRY_BLOB_MAX];
+};
+
+#define FERRY_FILE_SUM_SKIP 1u /* sender: not sending this file */
+
+struct ferry_msg_file_sum {
+	uint32_t idx; /* manifest index */
+	uint32_t flags;
+	uint32_t crc32c;
+	uint32_t adler32;
+};
+
+struct ferry_msg_file_done {
+	uint32_t idx;
+	int32_t status; /* 0 published; else a positive FERRY_E* or errno */
+	uint32_t crc32c;
+	uint32_t adler32;
+	char text[FERRY_ERRTEXT_MAX];
+};
+
 struct ferry_msg {
 	uint16_t type;    /* enum ferry_msg_type */
 	uint16_t version; /* set by decode; encode writes ours */
@@ -129,6 +174,10 @@ struct ferry_msg {
 		/* READY has no body */
 		struct ferry_msg_fin fin;
 		struct ferry_msg_result result;
+		struct ferry_msg_files files;
+		struct ferry_msg_blob blob; /* MANIFEST, PLAN */
+		struct ferry_msg_file_sum file_sum;
+		struct ferry_msg_file_done file_done;
 	} u;
 };
 

@@ -48,8 +48,8 @@ int ferry__fs_open_source(const char *path, bool *direct);
 
 /* pread/pwrite exactly len bytes (looping on short I/O, EINTR). A short
  * read at end of file is -EIO (the file shrank). Return 0 or -errno. With
- * O_DIRECT fds, buf/off/len must be 4 KiB aligned; *_any handle the
- * unaligned tail by falling back to a non-direct fd given as fallback. */
+ * O_DIRECT fds, buf/off/len must be 4 KiB aligned: the caller reads an
+ * unaligned tail through a second fd opened without O_DIRECT. */
 int ferry__fs_pread_full(int fd, void *buf, size_t len, uint64_t off);
 int ferry__fs_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
 

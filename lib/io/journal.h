@@ -10,6 +10,7 @@
 #ifndef FERRY_IO_JOURNAL_H
 #define FERRY_IO_JOURNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,7 +32,8 @@ struct ferry_journal {
 	struct ferry_journal_hdr h;
 	uint64_t n_chunks;            /* ceil(size / chunk_size), >= 0 */
 	struct ferry_chunk_sum *sums; /* n_chunks entries */
-	uint64_t n_have;              /* chunks with have == true */
+	_Atomic uint64_t n_have;      /* chunks with have == true */
+	_Atomic uint64_t end_;        /* private: offset of the next record */
 };
 
 /* Number of chunks of a file: ceil(size / chunk_size) (0 for size 0). */
@@ -40,21 +42,25 @@ uint64_t ferry__journal_chunks(uint64_t size, uint64_t chunk_size);
 /* Open the journal NAME in parentfd for h. An existing journal with the
  * same header is loaded (sums[] filled from its records); one with another
  * header, or unreadable, is replaced by a fresh one (*reused = false).
- * Returns 0 or -errno. */
+ * Returns 0, -EINVAL (chunk_size 0), -EFBIG (more than 1 << 28 chunks)
+ * or -errno. */
 int ferry__journal_open(struct ferry_journal *j, int parentfd,
 			const char *name, const struct ferry_journal_hdr *h,
 			bool *reused);
 
 /* Record that chunk idx is verified with these sums (appends a record;
  * not synced: call ferry__journal_sync after the part file's data is
- * synced). Thread-safe for distinct idx values. Returns 0 or -errno. */
+ * synced). Thread-safe for distinct idx values. Adding an idx again with
+ * the same sums is a no-op; with other sums it appends again and the last
+ * record wins. Returns 0, -EINVAL for idx >= n_chunks, or -errno. */
 int ferry__journal_add(struct ferry_journal *j, uint64_t idx, uint32_t crc32c,
 		       uint32_t adler32);
 
 /* fdatasync the journal. */
 int ferry__journal_sync(struct ferry_journal *j);
 
-/* Close; with remove, unlink NAME from parentfd too (after publishing). */
+/* Close; with remove, unlink NAME from parentfd too (after publishing).
+ * Harmless after a failed open. */
 void ferry__journal_close(struct ferry_journal *j, int parentfd,
 			  const char *name, bool remove);
 

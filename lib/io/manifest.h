@@ -40,7 +40,9 @@ struct ferry_manifest {
 void ferry__manifest_init(struct ferry_manifest *m);
 void ferry__manifest_free(struct ferry_manifest *m);
 
-/* Add one entry (copies path and src). Returns 0 or -errno. */
+/* Add one entry (copies path and src; src may be NULL). Returns 0,
+ * -EINVAL (path not valid, type not FILE or DIR, mode above 07777) or
+ * -ENOMEM. The size of a DIR entry is stored as 0. */
 int ferry__manifest_add(struct ferry_manifest *m, const char *path,
 			const char *src, uint8_t type, uint32_t mode,
 			uint64_t size, int64_t mtime_ns);
@@ -56,7 +58,7 @@ struct ferry_walk_opts {
  * a reason unless follow_symlinks; devices, FIFOs and sockets are refused.
  * Returns 0, or -errno with why naming the path and what to do (missing
  * source, unreadable file, special file, symlink, two arguments with the
- * same name). */
+ * same name). A failed walk leaves m as it was. */
 int ferry__manifest_walk(struct ferry_manifest *m, char *const *paths,
 			 size_t n_paths, const struct ferry_walk_opts *o,
 			 char *why, size_t whylen);
@@ -64,17 +66,24 @@ int ferry__manifest_walk(struct ferry_manifest *m, char *const *paths,
 /* true when path is a valid relative manifest path (see above). */
 bool ferry__path_valid(const char *path);
 
+/* Encoded size of the longest entry: a batch buffer of at least this many
+ * bytes always makes progress. */
+#define FERRY_MANIFEST_ENTRY_MAX (2 + 1 + 4 + 8 + 8 + FERRY_PATH_MAX - 1)
+
 /* Encode entries starting at *next into buf[0..cap) (little-endian; per
  * entry: u16 path length, path bytes, u8 type, u32 mode, u64 size,
  * i64 mtime_ns); advances *next past what fitted and returns the bytes
- * used (0 only if *next == m->n). Sender side: src is not encoded. */
+ * used (0 only if *next == m->n, given cap >= FERRY_MANIFEST_ENTRY_MAX;
+ * with a smaller cap, 0 also means the next entry does not fit alone).
+ * Sender side: src is not encoded. */
 size_t ferry__manifest_encode(const struct ferry_manifest *m, size_t *next,
 			      uint8_t *buf, size_t cap);
 
 /* Decode a batch and append its entries to m, validating every path
- * (ferry__path_valid), type and mode. Returns 0, -FERRY_EPROTO on
- * malformed input (nothing appended from a bad batch), or -ENOMEM. Also
- * refuses more than max_entries entries in total (-FERRY_ETOOBIG). */
+ * (ferry__path_valid), type, mode (<= 07777) and size (<= INT64_MAX, 0
+ * for a directory). Returns 0, -FERRY_EPROTO on malformed input (nothing
+ * appended from a bad batch), or -ENOMEM. Also refuses more than
+ * max_entries entries in total (-FERRY_ETOOBIG). */
 int ferry__manifest_decode(struct ferry_manifest *m, const uint8_t *buf,
 			   size_t len, size_t max_entries);
 

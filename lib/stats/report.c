@@ -51,6 +51,12 @@ static void jnum(FILE *out, double v)
 
 int ferry_report_json(const struct ferry_report *r, FILE *out)
 {
+	return ferry_report_json_ex(r, out, NULL, NULL);
+}
+
+int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
+			 void (*extra)(FILE *out, void *arg), void *arg)
+{
 	double cpu = r->cpu_user + r->cpu_sys;
 
 	fputs("{\n  \"start\": {\"role\": ", out);
@@ -109,7 +115,20 @@ int ferry_report_json(const struct ferry_report *r, FILE *out)
 		fputs("null", out);
 	else
 		jnum(out, r->peer_cpu_sys);
-	fprintf(out, "},\n    \"intervals_dropped\": %llu}\n}\n",
+	fprintf(out, "},\n    \"intervals_dropped\": %llu",
 		(unsigned long long)r->iv_dropped);
+	if (r->files_total)
+		fprintf(out,
+			",\n    \"files\": {\"total\": %llu, \"done\": %llu, \"skipped\": %llu, \"failed\": %llu, \"resumed\": %llu, \"bytes\": %llu}",
+			(unsigned long long)r->files_total,
+			(unsigned long long)r->files_done,
+			(unsigned long long)r->files_skipped,
+			(unsigned long long)r->files_failed,
+			(unsigned long long)r->files_resumed,
+			(unsigned long long)r->bytes_total);
+	fputc('}', out);
+	if (extra)
+		extra(out, arg);
+	fputs("\n}\n", out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -1,0 +1,318 @@
+/* ferry send: files and directories to a `ferry recv --dir`. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "ferry/error.h"
+#include "ferry/files.h"
+#include "out.h"
+
+const char help_send[] =
+"usage: ferry send [options] PATH... HOST[:PORT][:/DEST]\n"
+"\n"
+"Send files and directories to a `ferry recv --dir DIR` on HOST (port 7471\n"
+"unless given). They land below DIR/DEST (DEST defaults to DIR itself) with\n"
+"their relative layout: a file argument by its name, a directory argument\n"
+"as that directory and everything below it. Symlinks are skipped (with a\n"
+"warning) unless -L; devices, FIFOs and sockets are refused.\n"
+"\n"
+"Every chunk is crc32c-checked on arrival. Each file is written to a part\n"
+"file beside its target (.NAME.ferry-part), and published (fsync, rename,\n"
+"fsync of the directory) only when its whole-file checksums, computed on\n"
+"both sides, match: nothing partial ever appears under a final name. The\n"
+"sender prints each file's checksum the way xrdcp does (adler32:1a2b3c4d).\n"
+"\n"
+"Resume is on by default: after an interruption (a peer killed, the\n"
+"network cut) run the same command again; the receiver keeps a journal of\n"
+"verified chunks beside each part file, only the missing chunks are sent,\n"
+"and the whole file is still verified. A journal is discarded when the\n"
+"source's size or mtime changed.\n"
+"\n"
+"Files:\n"
+"      --cksum TYPE      adler32 (default), crc32c or none: the whole-file\n"
+"                        checksum compared before publishing and printed\n"
+"                        (crc32c is always compared; chunks always checked)\n"
+"      --force           replace existing targets (default: refuse, before\n"
+"                        any data moves)\n"
+"      --skip-existing   skip targets of the same size and checksum\n"
+"      --no-resume       ignore journals of earlier attempts; start over\n"
+"  -L, --follow-symlinks send what symlinks point to\n"
+"      --files N         files in flight at once (default 4)\n"
+"\n"
+"Pipeline:\n"
+"  -P, --streams N       parallel streams / queue pairs (default 4, max 256)\n"
+"  -l, --chunk SIZE      bytes per chunk, a multiple of 4K (default 4M)\n"
+"      --slots N         receiver ring slots (default 64)\n"
+"      --transport T     auto (default), tcp, uroce or verbs\n"
+"      --sockbuf SIZE    tcp socket buffers (default: kernel autotuning)\n"
+"      --cpus LIST       pin workers to these CPUs (default: the NIC's node)\n"
+"      --numa N          put buffers on NUMA node N (default: the NIC's)\n"
+"\n"
+"Security:\n"
+"      --key FILE        shared key (default $FERRY_KEY), made by `ferry keygen`\n"
+"      --no-auth         no authentication (loopback receivers only)\n"
+"\n"
+"Output:\n"
+"  -i, --interval SEC    progress every SEC seconds (default 1, 0 off); on a\n"
+"                        terminal one line redrawn in place\n"
+"      --json            one JSON document with per-file results\n"
+"  -q, --quiet           only warnings, errors and the summary\n"
+"      --timeout SEC     give up when the peer is silent this long (10)\n"
+"\n"
+"Exit status: 0 when every file was published (or skipped as identical),\n"
+"1 when any file or the session failed (each failure is printed), 2 on bad\n"
+"usage.\n"
+"\n"
+"Example: ferry send --key /etc/ferry/key -P 8 run42/ dtn2:/store/run42\n";
+
+struct send_out {
+	bool json, quiet, tty;
+	FILE *jf; /* per-file JSON, spooled until the end */
+	unsigned n_json;
+	const struct ferry_report *rep;
+};
+
+static void on_file(const struct ferry_file_result *r, void *arg)
+{
+	struct send_out *so = arg;
+	char b[32];
+
+	if (so->json) {
+		fprintf(so->jf,
+			"%s\n    {\"path\": \"", so->n_json++ ? "," : "");
+		for (const char *c = r->path; *c; c++) {
+			if (*c == '"' || *c == '\\')
+				fputc('\\', so->jf);
+			if ((unsigned char)*c < 0x20)
+				fprintf(so->jf, "\\u%04x", *c);
+			else
+				fputc(*c, so->jf);
+		}
+		fprintf(so->jf,
+			"\", \"bytes\": %llu, \"sent\": %llu, \"seconds\": %.3f, \"checksum\": \"%s:%08x\", \"adler32\": \"%08x\", \"crc32c\": \"%08x\", \"skipped\": %s, \"resumed\": %s, \"ok\": %s",
+			(unsigned long long)r->size,
+			(unsigned long long)r->bytes_sent, r->seconds,
+			ferry_cksum_name(r->cksum), r->value, r->adler32,
+			r->crc32c, r->skipped ? "true" : "false",
+			r->resumed ? "true" : "false",
+			r->status ? "false" : "true");
+		if (r->status)
+			fprintf(so->jf, ", \"error\": \"%s\"", ferry_strerror(r->status));
+		fputc('}', so->jf);
+		return;
+	}
+	if (so->tty)
+		fputs("\r\033[K", stdout);
+	if (r->status)
+		fprintf(stderr, "ferry send: %s: %s\n", r->path, r->why);
+	else if (r->cksum == FERRY_CKSUM_NONE)
+		printf("%-18s %s (%s)%s\n", "-", r->path,
+		       out_bytes(b, sizeof(b), (double)r->size),
+		       r->skipped ? " skipped: identical" : "");
+	else
+		printf("%s:%08x  %s (%s)%s%s\n", ferry_cksum_name(r->cksum),
+		       r->value, r->path, out_bytes(b, sizeof(b), (double)r->size),
+		       r->skipped ? " skipped: identical" : "",
+		       r->resumed ? " resumed" : "");
+	fflush(stdout);
+}
+
+static void on_interval(const struct ferry_report *r,
+			const struct ferry_interval *iv, void *arg)
+{
+	struct send_out *so = arg;
+	char b[32], t[32];
+	double rate = ferry_gbps(iv->bytes, iv->end - iv->start);
+	double left = (double)r->bytes_total - (double)0;
+	uint64_t done = 0;
+
+	for (unsigned i = 0; i < r->n_iv; i++)
+		done += r->iv[i].bytes;
+	left = r->bytes_total > done ? (double)(r->bytes_total - done) : 0;
+	double eta = rate > 0 ? left * 8 / (rate * 1e9) : -1;
+	printf("%s%s of %s  files %llu/%llu  %.2f Gb/s  ETA %s%s",
+	       so->tty ? "\r\033[K" : "", out_bytes(b, sizeof(b), (double)done),
+	       out_bytes(t, sizeof(t), (double)r->bytes_total),
+	       (unsigned long long)(r->files_done + r->files_skipped),
+	       (unsigned long long)r->files_total, rate,
+	       eta < 0 ? "?" : "", so->tty ? "" : "");
+	if (eta >= 0)
+		printf("%.0f s", eta);
+	if (!so->tty)
+		putchar('\n');
+	fflush(stdout);
+}
+
+static void json_files(FILE *out, void *arg)
+{
+	struct send_out *so = arg;
+	char *buf = NULL;
+	size_t len = 0;
+
+	fflush(so->jf);
+	fputs(",\n  \"files\": [", out);
+	rewind(so->jf);
+	buf = malloc(1 << 16);
+	while (buf && (len = fread(buf, 1, 1 << 16, so->jf)) > 0)
+		fwrite(buf, 1, len, out);
+	free(buf);
+	fputs("\n  ]", out);
+}
+
+/* "HOST[:PORT][:/DEST]" -> host, port, dest */
+static bool parse_dest(const char *arg, char *host, size_t hl, char *port,
+		       size_t pl, char *dest, size_t dl)
+{
+	char hp[300];
+	const char *slash = strstr(arg, ":/");
+
+	if (slash && (size_t)(slash - arg) < sizeof(hp)) {
+		memcpy(hp, arg, (size_t)(slash - arg));
+		hp[slash - arg] = 0;
+		snprintf(dest, dl, "%s", slash + 1);
+	} else {
+		snprintf(hp, sizeof(hp), "%s", arg);
+		dest[0] = 0;
+	}
+	return cli_hostport("send", hp, host, hl, port, pl);
+}
+
+int cmd_send(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "streams", required_argument, NULL, 'P' },
+		{ "chunk", required_argument, NULL, 'l' },
+		{ "cksum", required_argument, NULL, OPT_CKSUM },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "skip-existing", no_argument, NULL, OPT_SKIP_EXISTING },
+		{ "no-resume", no_argument, NULL, OPT_NO_RESUME },
+		{ "resume", no_argument, NULL, OPT_RESUME },
+		{ "follow-symlinks", no_argument, NULL, 'L' },
+		{ "files", required_argument, NULL, OPT_FILES },
+		CLI_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ferry_send_spec spec = { .cksum = FERRY_CKSUM_ADLER32,
+					.files = FERRY_DEFAULT_FILES };
+	struct send_out so = { .tty = isatty(1) };
+	struct cli_common c;
+	struct ferry_key key;
+	struct ferry_report *rep;
+	char host[256], port[8], dest[4096], why[512] = "";
+	uint64_t v;
+	int opt, err, ck;
+
+	cli_common_init(&c);
+	while ((opt = getopt_long(argc, argv, "P:l:Li:qvh", longopts, NULL)) !=
+	       -1) {
+		switch (opt) {
+		case 'P':
+			if (!cli_uint("send", "-P", optarg, 1,
+				      FERRY_MAX_STREAMS, &c.o.streams))
+				return 2;
+			break;
+		case 'l':
+			if (!cli_size("send", "-l", optarg, &v))
+				return 2;
+			c.o.chunk_size = v;
+			break;
+		case OPT_CKSUM:
+			ck = ferry_cksum_parse(optarg);
+			if (ck < 0) {
+				fprintf(stderr, "ferry send: bad value '%s' for --cksum: want adler32, crc32c or none\n",
+					optarg);
+				return 2;
+			}
+			spec.cksum = (enum ferry_cksum)ck;
+			break;
+		case OPT_FORCE:
+			spec.force = true;
+			break;
+		case OPT_SKIP_EXISTING:
+			spec.skip_existing = true;
+			break;
+		case OPT_NO_RESUME:
+			spec.no_resume = true;
+			break;
+		case OPT_RESUME:
+			spec.no_resume = false; /* the default, said aloud */
+			break;
+		case 'L':
+			spec.follow_symlinks = true;
+			break;
+		case OPT_FILES:
+			if (!cli_uint("send", "--files", optarg, 1, 1024,
+				      &spec.files))
+				return 2;
+			break;
+		case 'h':
+			fputs(help_send, stdout);
+			return 0;
+		default:
+			err = cli_common_opt(&c, "send", opt, optarg);
+			if (err < 0)
+				return 2;
+			if (err == 0)
+				cli_die_usage("send", "unknown option");
+		}
+	}
+	if (argc - optind < 2)
+		cli_die_usage("send", "give one or more PATHs and HOST[:PORT][:/DEST]");
+	if (!parse_dest(argv[argc - 1], host, sizeof(host), port, sizeof(port),
+			dest, sizeof(dest)))
+		return 2;
+	spec.paths = argv + optind;
+	spec.n_paths = (size_t)(argc - optind - 1);
+	spec.dest = dest;
+	if (c.o.streams > c.o.slots)
+		c.o.slots = c.o.streams;
+	if (ferry_opts_check(&c.o, why, sizeof(why))) {
+		fprintf(stderr, "ferry send: %s\n", why);
+		return 2;
+	}
+	if (!cli_key("send", c.key_path, c.no_auth, &key, &c.o.key))
+		return 2;
+	cli_logger("send", c.quiet || c.json, c.verbose);
+	so.json = c.json;
+	so.quiet = c.quiet;
+	if (so.json && !(so.jf = tmpfile())) {
+		fprintf(stderr, "ferry send: cannot make a temporary file\n");
+		return 1;
+	}
+	spec.on_file = on_file;
+	spec.arg = &so;
+	if (!c.json && !c.quiet) {
+		c.o.on_interval = on_interval;
+		c.o.arg = &so;
+	}
+	rep = malloc(sizeof(*rep));
+	if (!rep) {
+		fprintf(stderr, "ferry send: out of memory\n");
+		return 1;
+	}
+	err = ferry_send(host, port, &c.o, &spec, rep, why, sizeof(why));
+	if (so.tty && !c.json && !c.quiet)
+		fputs("\r\033[K", stdout);
+	if (c.json) {
+		ferry_report_json_ex(rep, stdout, json_files, &so);
+		fclose(so.jf);
+	} else if (rep->files_total) {
+		char b[32];
+		printf("%llu of %llu files published, %llu skipped, %llu failed; %s in %.2f s, %.2f Gb/s\n",
+		       (unsigned long long)rep->files_done,
+		       (unsigned long long)rep->files_total,
+		       (unsigned long long)rep->files_skipped,
+		       (unsigned long long)rep->files_failed,
+		       out_bytes(b, sizeof(b), (double)rep->bytes), rep->seconds,
+		       ferry_gbps(rep->bytes, rep->seconds));
+	}
+	if (err)
+		fprintf(stderr, "ferry send: %s\n", why[0] ? why :
+			ferry_strerror(err));
+	free(rep);
+	return err ? 1 : 0;
+}

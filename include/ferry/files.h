@@ -1,0 +1,72 @@
+/* File sessions: move files and directories, verified end to end.
+ *
+ * The sender walks its paths into a manifest; the receiver checks every
+ * path against its --dir, the free space and its overwrite policy, and
+ * answers with a plan (send, skip, or resume from the verified chunks in
+ * a journal). Chunks land with pwrite in a part file beside the target;
+ * when the last chunk of a file is in and its whole-file checksums match
+ * the sender's, the part file is synced and renamed over the target, and
+ * the directory synced. Nothing partial is ever visible under a final
+ * name.
+ */
+#ifndef FERRY_FILES_H
+#define FERRY_FILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ferry/session.h"
+
+enum ferry_cksum {
+	FERRY_CKSUM_NONE = 0,    /* chunks are still crc32c-checked */
+	FERRY_CKSUM_ADLER32 = 1, /* what FTS, Rucio and XRootD record */
+	FERRY_CKSUM_CRC32C = 2,
+};
+
+/* "adler32", "crc32c", "none"; and back (-1 when unknown). */
+const char *ferry_cksum_name(enum ferry_cksum c);
+int ferry_cksum_parse(const char *name);
+
+/* The outcome of one file, as the sender reports it. */
+struct ferry_file_result {
+	const char *path;     /* relative path as sent */
+	uint64_t size;
+	uint64_t bytes_sent;  /* less than size when resumed */
+	double seconds;       /* from its first chunk to its publication */
+	enum ferry_cksum cksum;
+	uint32_t value;       /* the chosen checksum's value */
+	uint32_t adler32, crc32c;
+	bool skipped;         /* already there and identical */
+	bool resumed;         /* some chunks came from an earlier attempt */
+	int status;           /* 0, or why it was not published */
+	const char *why;
+};
+
+/* Called from the session's control thread as each file ends. */
+typedef void (*ferry_file_fn)(const struct ferry_file_result *r, void *arg);
+
+struct ferry_send_spec {
+	char *const *paths;    /* files and directories to send */
+	size_t n_paths;
+	const char *dest;      /* directory below the receiver's --dir */
+	enum ferry_cksum cksum;
+	bool force;            /* replace existing targets */
+	bool skip_existing;    /* skip targets of equal size and checksum */
+	bool no_resume;        /* ignore journals of earlier attempts */
+	bool follow_symlinks;
+	unsigned files;        /* files in flight at once (>= 1) */
+	ferry_file_fn on_file;
+	void *arg;
+};
+
+#define FERRY_DEFAULT_FILES 4
+
+/* Send files to the receiver at host:port. Returns 0 when every file was
+ * published or skipped; otherwise a negative error with why (the first
+ * failure; the others reach on_file). */
+int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
+	       const struct ferry_send_spec *spec, struct ferry_report *rep,
+	       char *why, size_t whylen);
+
+#endif

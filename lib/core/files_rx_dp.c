@@ -1,0 +1,77 @@
+/* Receiver datapath for files: check where a chunk belongs, write it into
+ * the part file, journal it. The part file is opened by the first chunk
+ * that needs it (under the file's lock, once). */
+#include <errno.h>
+
+#include "core/files.h"
+#include "ferry/error.h"
+#include "ferry/sum.h"
+#include "io/fsx.h"
+
+static int open_once(struct ferry__frx *r, struct frx_file *f,
+		     const struct ferry_entry *e)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->partfd < 0) {
+		int fd = ferry__fs_open_part(f->parentfd, f->base, e->size);
+		if (fd < 0)
+			err = fd;
+		else
+			f->partfd = fd;
+	}
+	if (!err && !f->jopen) {
+		char jname[256];
+		struct ferry_journal_hdr jh = { e->size, e->mtime_ns, r->chunk };
+		bool reused;
+		err = ferry__fs_journal_name(f->base, jname, sizeof(jname));
+		if (!err)
+			err = ferry__journal_open(&f->j, f->parentfd, jname,
+						  &jh, &reused);
+		f->jopen = !err;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return err;
+}
+
+static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
+		      const uint8_t *payload)
+{
+	struct ferry__frx *r = s->p->dp_ctx;
+	const struct ferry_entry *e;
+	struct frx_file *f;
+	uint64_t k, want;
+	int err;
+
+	if (h->file_idx >= r->m.n)
+		return -FERRY_EPROTO;
+	e = &r->m.e[h->file_idx];
+	f = &r->f[h->file_idx];
+	if (!f->expect || h->offset % r->chunk || h->offset >= e->size)
+		return -FERRY_EPROTO;
+	k = h->offset / r->chunk;
+	want = e->size - h->offset < r->chunk ? e->size - h->offset : r->chunk;
+	if (h->len != want)
+		return -FERRY_EPROTO;
+	err = open_once(r, f, e);
+	if (err)
+		return err;
+	if (f->j.sums[k].have)
+		return -FERRY_EPROTO; /* sent twice */
+	err = ferry__fs_pwrite_full(f->partfd, payload, h->len, h->offset);
+	if (err)
+		return err;
+	err = ferry__journal_add(&f->j, k, h->crc,
+				 r->cksum == FERRY_CKSUM_ADLER32 ?
+					 ferry_adler32(1, payload, h->len) : 1);
+	if (err)
+		return err;
+	if (atomic_fetch_add(&f->landed, 1) + 1 == f->n_chunks)
+		ferry__fileq_push(&r->q, h->file_idx);
+	return 0;
+}
+
+const struct ferry__dp_ops ferry__files_rx_dp = {
+	.consume = rx_consume,
+};
