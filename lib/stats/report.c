@@ -24,18 +24,38 @@ void ferry_report_add_interval(struct ferry_report *r,
 		r->iv_dropped++;
 }
 
-/* JSON string: escape quotes, backslashes and control characters. */
-static void jstr(FILE *out, const char *s)
+/* Length of a valid UTF-8 sequence at s (1-4), or 0. */
+static int utf8_len(const unsigned char *s)
 {
+	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 :
+		(s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+
+	if (n == 2 && s[0] < 0xc2)
+		return 0; /* overlong */
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* JSON string: escape quotes, backslashes and control characters; bytes
+ * that are not UTF-8 become U+FFFD. */
+static void jstr(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
 	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
+	while (*s) {
+		int n = utf8_len(s);
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if (*s < 0x20 || *s == 0x7f)
+			fprintf(out, "\\u%04x", *s);
+		else if (n == 0)
+			fputs("\\ufffd", out);
 		else
-			fputc(c, out);
+			fwrite(s, 1, (size_t)n, out);
+		s += n ? n : 1;
 	}
 	fputc('"', out);
 }
@@ -130,5 +150,5 @@ int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
 	if (extra)
 		extra(out, arg);
 	fputs("\n}\n", out);
-	return ferror(out) ? -EIO : 0;
+	return fflush(out) || ferror(out) ? -EIO : 0;
 }

@@ -106,7 +106,9 @@ static int tcp_open(const struct ferry_xport_attr *attr,
 	x->lfd = -1;
 	atomic_init(&x->cancelled, false);
 	/* Fault hook for tests: flip one bit of the outgoing byte stream of
-	 * endpoint 0 at this offset. Always compiled; off unless set. */
+	 * endpoint 0 at this offset (counted from the first frame; only
+	 * write payload bytes are flipped: an offset inside a frame header
+	 * or a small message never fires). Always compiled; off unless set. */
 	flip = getenv("FERRY_FAULT_TCP_FLIP_AT");
 	if (flip && *flip) {
 		x->fault_flip_at = strtoull(flip, NULL, 0) + 1;
@@ -203,6 +205,8 @@ static int tcp_accept(struct ferry_xport *x, char *why, size_t whylen)
 		int fd, err;
 
 		err = wait_fd(x->lfd, POLLIN, left);
+		if (atomic_load(&x->cancelled))
+			return -ECANCELED;
 		if (err) {
 			ferry__why(why, whylen,
 				   "tcp: only %u of %u data streams connected within %d ms",
@@ -307,6 +311,8 @@ static int tcp_connect(struct ferry_xport *x, const void *blob,
 static void tcp_cancel(struct ferry_xport *x)
 {
 	atomic_store(&x->cancelled, true);
+	if (x->lfd >= 0)
+		shutdown(x->lfd, SHUT_RDWR); /* wakes accept's poll */
 	for (unsigned i = 0; i < x->n_ep; i++)
 		if (x->ep[i].fd >= 0)
 			shutdown(x->ep[i].fd, SHUT_RDWR);

@@ -98,7 +98,8 @@ int ferry__tcp_post_write_imm(struct ferry_xport *x, unsigned ep,
 
 	if (atomic_load_explicit(&x->cancelled, memory_order_relaxed))
 		return -ECANCELED;
-	if ((const uint8_t *)laddr < lmr->base ||
+	if (ep >= x->n_ep ||
+	    (const uint8_t *)laddr < lmr->base ||
 	    (const uint8_t *)laddr + len > lmr->base + lmr->len ||
 	    len > UINT32_MAX)
 		return -EINVAL;
@@ -140,6 +141,8 @@ int ferry__tcp_post_send(struct ferry_xport *x, unsigned ep, const void *msg,
 	struct iovec iov[2];
 	int err;
 
+	if (ep >= x->n_ep)
+		return -EINVAL;
 	if (len > FERRY_XPORT_MSG_MAX)
 		return -EMSGSIZE;
 	put_hdr(hdr, FERRY__TCP_SEND, 0, 0, (uint32_t)len);
@@ -193,9 +196,12 @@ static int read_frame(struct ferry_xport *x, struct tcp_ep *e,
 int ferry__tcp_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
 		    unsigned max, int timeout_ms)
 {
-	struct tcp_ep *e = &x->ep[ep];
+	struct tcp_ep *e;
 	unsigned n = 0;
 
+	if (ep >= x->n_ep)
+		return -EINVAL;
+	e = &x->ep[ep];
 	if (atomic_load_explicit(&x->cancelled, memory_order_relaxed))
 		return -ECANCELED;
 	while (n < max && e->wc_count) {
