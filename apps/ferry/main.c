@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd_doctor.h"
+#include "cmd_rocedump.h"
 #include "cmds.h"
 
 static const char help_main[] =
@@ -15,7 +17,9 @@ static const char help_main[] =
 "  recv      receive sessions (the daemon on the destination host)\n"
 "  send      send files and directories, verified end to end\n"
 "  bench     memory-to-memory transfer to a receiver, like iperf3\n"
+"  doctor    check this host for bulk transfer: pass / warn / fail, with fixes\n"
 "  keygen    write a shared key for authenticating peers\n"
+"  rocedump  decode the RoCEv2 frames in a capture and check every ICRC\n"
 "  version   print the version\n"
 "\n"
 "`ferry COMMAND --help` explains each command.\n";
@@ -28,6 +32,8 @@ static const struct {
 	{ "send", cmd_send },
 	{ "bench", cmd_bench },
 	{ "keygen", cmd_keygen },
+	{ "rocedump", cmd_rocedump },
+	{ "doctor", cmd_doctor },
 };
 
 int main(int argc, char **argv)

@@ -81,7 +81,7 @@ bool ferry__roce_has_imm(uint8_t opcode);
 bool ferry__roce_has_aeth(uint8_t opcode);
 const char *ferry__roce_op_name(uint8_t opcode); /* "RDMA_WRITE_FIRST"... */
 
-/* 24-bit PSN arithmetic: a - b as a signed distance in (-2^23, 2^23]. */
+/* 24-bit PSN arithmetic: a - b as a signed distance in [-2^23, 2^23). */
 static inline int32_t ferry__psn_diff(uint32_t a, uint32_t b)
 {
 	return (int32_t)((a - b) << 8) >> 8;

@@ -1,0 +1,9 @@
+/* ferry doctor: check this host for bulk transfer. */
+#ifndef FERRY_APP_CMD_DOCTOR_H
+#define FERRY_APP_CMD_DOCTOR_H
+
+int cmd_doctor(int argc, char **argv);
+
+extern const char help_doctor[];
+
+#endif

@@ -1,0 +1,171 @@
+/* Memory ferry pins: hugepages for its pools, transparent huge pages as the
+ * fallback, and RLIMIT_MEMLOCK for registering them with an RDMA NIC. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor_int.h"
+
+#define CAP_IPC_LOCK_BIT 14
+
+static void hugepages(struct ferry__doctor *d)
+{
+	char names[8][FERRY__DOCTOR_NAME], desc[120] = "", b1[32], b2[32];
+	double total = 0, avail = 0;
+	long nr2m = 0, nr, nfree;
+	struct ferry_check *c;
+	size_t off = 0;
+	int n;
+
+	n = ferry__doctor_list(d, names, 8, "sys/kernel/mm/hugepages");
+	for (int i = 0; i < n; i++) {
+		unsigned long kb;
+
+		if (sscanf(names[i], "hugepages-%lukB", &kb) != 1 ||
+		    ferry__doctor_long(d, &nr,
+				       "sys/kernel/mm/hugepages/%s/nr_hugepages",
+				       names[i]) ||
+		    ferry__doctor_long(d, &nfree,
+				       "sys/kernel/mm/hugepages/%s/free_hugepages",
+				       names[i]))
+			continue;
+		if (kb == 2048)
+			nr2m = nr;
+		total += (double)nr * (double)kb * 1024;
+		avail += (double)nfree * (double)kb * 1024;
+		if (nr > 0 && off < sizeof(desc))
+			off += (size_t)snprintf(desc + off, sizeof(desc) - off,
+						"%s%ld x %s (%ld free)",
+						off ? ", " : "", nr,
+						ferry__doctor_bytes(b1, sizeof(b1),
+								    (double)kb * 1024),
+						nfree);
+	}
+	if (n <= 0) {
+		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "hugepages");
+		ferry__doctor_value(c, "the kernel offers no hugetlb pages (no sys/kernel/mm/hugepages)");
+		ferry__doctor_fix(c, "use a kernel with CONFIG_HUGETLBFS; until then ferry falls back to transparent huge pages");
+	} else if (total == 0) {
+		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "hugepages");
+		ferry__doctor_value(c, "none reserved: ferry's pools fall back to THP or 4 KiB pages (more TLB misses, slower registration)");
+		ferry__doctor_fix(c, "echo 1024 > /proc/sys/vm/nr_hugepages (2 GiB of 2 MiB pages; ferry's ring + buffers take 2 x 256 MiB by default)");
+	} else if (avail < (double)FERRY_DOCTOR_POOL_BYTES) {
+		/* Enough 2 MiB pages for the default pools on top of what
+		 * is in use. */
+		long want = nr2m + (long)(((double)FERRY_DOCTOR_POOL_BYTES -
+					   avail) / (2 << 20)) + 1;
+
+		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "hugepages");
+		ferry__doctor_value(c, "%s: %s free, below the %s ferry pins by default",
+				    desc, ferry__doctor_bytes(b1, sizeof(b1), avail),
+				    ferry__doctor_bytes(b2, sizeof(b2),
+							(double)FERRY_DOCTOR_POOL_BYTES));
+		ferry__doctor_fix(c, "echo %ld > /proc/sys/vm/nr_hugepages (ferry's ring + buffers take 2 x 256 MiB by default)",
+				  want);
+	} else {
+		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "hugepages");
+		ferry__doctor_value(c, "%s: %s free", desc,
+				    ferry__doctor_bytes(b1, sizeof(b1), avail));
+	}
+}
+
+static void thp(struct ferry__doctor *d)
+{
+	struct ferry_check *c;
+	char buf[96], *sel, *end;
+
+	if (ferry__doctor_read(d, buf, sizeof(buf),
+			       "sys/kernel/mm/transparent_hugepage/enabled")) {
+		c = ferry__doctor_add(d, FERRY_CHECK_INFO, "thp");
+		ferry__doctor_value(c, "no transparent huge pages in this kernel");
+		return;
+	}
+	sel = strchr(buf, '[');
+	end = sel ? strchr(sel, ']') : NULL;
+	if (!sel || !end) {
+		c = ferry__doctor_add(d, FERRY_CHECK_INFO, "thp");
+		ferry__doctor_value(c, "unrecognised setting: %s", buf);
+		return;
+	}
+	*end = '\0';
+	sel++;
+	if (!strcmp(sel, "never")) {
+		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "thp");
+		ferry__doctor_value(c, "never: without hugetlb pages ferry's pools get 4 KiB pages");
+		ferry__doctor_fix(c, "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled");
+		return;
+	}
+	c = ferry__doctor_add(d, FERRY_CHECK_PASS, "thp");
+	ferry__doctor_value(c, "%s (ferry asks with MADV_HUGEPAGE)", sel);
+}
+
+/* Whether this process may lock memory past its limit (root). */
+static bool cap_ipc_lock(const struct ferry__doctor *d)
+{
+	char *status = malloc(8192), *p;
+	unsigned long long caps = 0;
+	bool yes = false;
+
+	if (status && !ferry__doctor_read(d, status, 8192, "proc/self/status") &&
+	    (p = strstr(status, "CapEff:")) &&
+	    sscanf(p + strlen("CapEff:"), "%llx", &caps) == 1)
+		yes = caps & (1ull << CAP_IPC_LOCK_BIT);
+	free(status);
+	return yes;
+}
+
+static void memlock(struct ferry__doctor *d)
+{
+	char *limits = malloc(8192), soft[32], hard[32], b1[32], b2[32];
+	const char *line = NULL;
+	struct ferry_check *c;
+	unsigned long long v;
+	char *end;
+
+	if (limits && !ferry__doctor_read(d, limits, 8192, "proc/self/limits"))
+		line = strstr(limits, "Max locked memory");
+	if (!line || sscanf(line, "Max locked memory %31s %31s", soft, hard) != 2) {
+		free(limits);
+		c = ferry__doctor_add(d, FERRY_CHECK_INFO, "memlock");
+		ferry__doctor_value(c, "unknown (no Max locked memory in proc/self/limits)");
+		return;
+	}
+	free(limits);
+	if (!strcmp(soft, "unlimited")) {
+		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "memlock");
+		ferry__doctor_value(c, "unlimited");
+		return;
+	}
+	v = strtoull(soft, &end, 10);
+	ferry__doctor_bytes(b1, sizeof(b1), (double)v);
+	if (v >= FERRY_DOCTOR_POOL_BYTES) {
+		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "memlock");
+		ferry__doctor_value(c, "%s", b1);
+		return;
+	}
+	if (cap_ipc_lock(d)) {
+		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "memlock");
+		ferry__doctor_value(c, "%s, lifted by CAP_IPC_LOCK (root); ferry run by another user needs %s",
+				    b1, ferry__doctor_bytes(b2, sizeof(b2),
+					(double)FERRY_DOCTOR_POOL_BYTES));
+		return;
+	}
+	if (v < FERRY_DOCTOR_MEMLOCK_FAIL && d->nib) {
+		c = ferry__doctor_add(d, FERRY_CHECK_FAIL, "memlock");
+		ferry__doctor_value(c, "%s: verbs cannot register even a %s ring",
+				    b1, ferry__doctor_bytes(b2, sizeof(b2),
+					(double)FERRY_DOCTOR_MEMLOCK_FAIL));
+	} else {
+		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "memlock");
+		ferry__doctor_value(c, "%s, below the %s ferry pins by default (verbs and uroce pin; tcp does not)",
+				    b1, ferry__doctor_bytes(b2, sizeof(b2),
+					(double)FERRY_DOCTOR_POOL_BYTES));
+	}
+	ferry__doctor_fix(c, "ulimit -l unlimited; services: LimitMEMLOCK=infinity in the systemd unit; users: '* - memlock unlimited' in /etc/security/limits.conf");
+}
+
+void ferry__doctor_mem(struct ferry__doctor *d)
+{
+	hugepages(d);
+	thp(d);
+	memlock(d);
+}

@@ -1,0 +1,143 @@
+/* TCP sysctls: socket buffers against the bandwidth-delay product, the
+ * congestion control, and the knobs STUDIES.md A found mattered. */
+#include <string.h>
+
+#include "doctor_int.h"
+
+/* The bytes one socket must buffer: the BDP, up to TCP's largest window. */
+static uint64_t per_socket(const struct ferry__doctor *d)
+{
+	return d->bdp < FERRY__DOCTOR_TCP_MAX_WIN ? d->bdp
+						  : FERRY__DOCTOR_TCP_MAX_WIN;
+}
+
+/* The sysctl value to suggest: a power of two that holds need. */
+static unsigned long long suggest(uint64_t need)
+{
+	unsigned long long v = 4ull << 20;
+
+	while (v < need)
+		v <<= 1;
+	return v;
+}
+
+static void core_max(struct ferry__doctor *d, const char *name)
+{
+	uint64_t need = per_socket(d);
+	char b1[32], b2[32];
+	struct ferry_check *c;
+	long v;
+
+	if (ferry__doctor_long(d, &v, "proc/sys/net/core/%s", name)) {
+		c = ferry__doctor_add(d, FERRY_CHECK_INFO, "net.core.%s", name);
+		ferry__doctor_value(c, "unreadable (proc/sys/net/core/%s)", name);
+		return;
+	}
+	ferry__doctor_bytes(b1, sizeof(b1), (double)v);
+	ferry__doctor_bytes(b2, sizeof(b2), (double)need);
+	if (v >= 0 && (uint64_t)v >= need) {
+		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "net.core.%s", name);
+		ferry__doctor_value(c, "%s, holds the %s per socket", b1, b2);
+		return;
+	}
+	c = ferry__doctor_add(d, FERRY_CHECK_WARN, "net.core.%s", name);
+	ferry__doctor_value(c, "%s, below the %s per socket: --sockbuf is capped here",
+			    b1, b2);
+	ferry__doctor_fix(c, "sysctl -w net.core.%s=%llu (and in /etc/sysctl.d/ to keep it)",
+			  name, suggest(need));
+}
+
+static void tcp_mem(struct ferry__doctor *d, const char *name)
+{
+	uint64_t need = per_socket(d);
+	char buf[96], b1[32], b2[32];
+	struct ferry_check *c;
+	long lo, def, max;
+
+	if (ferry__doctor_read(d, buf, sizeof(buf), "proc/sys/net/ipv4/%s",
+			       name) ||
+	    sscanf(buf, "%ld %ld %ld", &lo, &def, &max) != 3) {
+		c = ferry__doctor_add(d, FERRY_CHECK_INFO, "net.ipv4.%s", name);
+		ferry__doctor_value(c, "unreadable (proc/sys/net/ipv4/%s)", name);
+		return;
+	}
+	ferry__doctor_bytes(b1, sizeof(b1), (double)max);
+	ferry__doctor_bytes(b2, sizeof(b2), (double)need);
+	if (max >= 0 && (uint64_t)max >= need) {
+		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "net.ipv4.%s", name);
+		ferry__doctor_value(c, "max %s, holds the %s per socket", b1, b2);
+		return;
+	}
+	c = ferry__doctor_add(d, FERRY_CHECK_WARN, "net.ipv4.%s", name);
+	ferry__doctor_value(c, "max %s, below the %s per socket: autotuning stops short",
+			    b1, b2);
+	ferry__doctor_fix(c, "sysctl -w net.ipv4.%s='%ld %ld %llu' (and in /etc/sysctl.d/)",
+			  name, lo, def, suggest(need));
+}
+
+static void congestion(struct ferry__doctor *d)
+{
+	char cc[32], avail[256] = "";
+	struct ferry_check *c;
+	bool have_bbr;
+
+	if (ferry__doctor_read(d, cc, sizeof(cc),
+			       "proc/sys/net/ipv4/tcp_congestion_control")) {
+		c = ferry__doctor_add(d, FERRY_CHECK_INFO, "net.ipv4.tcp_congestion_control");
+		ferry__doctor_value(c, "unreadable");
+		return;
+	}
+	if (!strncmp(cc, "bbr", 3)) {
+		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "net.ipv4.tcp_congestion_control");
+		ferry__doctor_value(c, "%s", cc);
+		return;
+	}
+	ferry__doctor_read(d, avail, sizeof(avail),
+			   "proc/sys/net/ipv4/tcp_available_congestion_control");
+	have_bbr = strstr(avail, "bbr") != NULL;
+	if (!strcmp(cc, "cubic") || !strcmp(cc, "htcp")) {
+		c = ferry__doctor_add(d, FERRY_CHECK_INFO, "net.ipv4.tcp_congestion_control");
+		ferry__doctor_value(c, "%s: fine on clean paths; after a loss on a long path it regrows slowly (BBR does not)",
+				    cc);
+	} else {
+		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "net.ipv4.tcp_congestion_control");
+		ferry__doctor_value(c, "%s: halves the window per loss and regrows by one segment per RTT",
+				    cc);
+	}
+	ferry__doctor_fix(c, "%ssysctl -w net.ipv4.tcp_congestion_control=bbr (what STUDIES.md A ran at 400G)",
+			  have_bbr ? "" : "modprobe tcp_bbr; ");
+}
+
+static void flag(struct ferry__doctor *d, const char *name, long good,
+		 enum ferry_check_status bad, const char *why)
+{
+	struct ferry_check *c;
+	long v;
+
+	if (ferry__doctor_long(d, &v, "proc/sys/net/ipv4/%s", name)) {
+		c = ferry__doctor_add(d, FERRY_CHECK_INFO, "net.ipv4.%s", name);
+		ferry__doctor_value(c, "unreadable");
+		return;
+	}
+	if (good ? v >= good : v == good) {
+		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "net.ipv4.%s", name);
+		ferry__doctor_value(c, "%ld", v);
+		return;
+	}
+	c = ferry__doctor_add(d, bad, "net.ipv4.%s", name);
+	ferry__doctor_value(c, "%ld: %s", v, why);
+	ferry__doctor_fix(c, "sysctl -w net.ipv4.%s=%ld", name, good);
+}
+
+void ferry__doctor_tcp(struct ferry__doctor *d)
+{
+	core_max(d, "rmem_max");
+	core_max(d, "wmem_max");
+	tcp_mem(d, "tcp_rmem");
+	tcp_mem(d, "tcp_wmem");
+	congestion(d);
+	flag(d, "tcp_slow_start_after_idle", 0, FERRY_CHECK_WARN,
+	     "a stream idle for one RTO restarts from a small window");
+	flag(d, "tcp_mtu_probing", 1, FERRY_CHECK_INFO,
+	     "off; a path that drops ICMP (a PMTU black hole) stalls jumbo-frame streams");
+}
