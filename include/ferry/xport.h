@@ -93,11 +93,16 @@ struct ferry_xport_ops {
 	 * on the wire. */
 	int (*listen)(struct ferry_xport *x, struct ferry_mr *ring, void *blob,
 		      size_t *blob_len, char *why, size_t whylen);
-	/* Receiver: wait until every endpoint is connected. */
-	int (*accept)(struct ferry_xport *x, char *why, size_t whylen);
-	/* Sender: connect every endpoint to the receiver's blob. */
+	/* Sender: connect every endpoint to the receiver's blob, and
+	 * describe this side in out (at most FERRY_EP_MAX bytes; *out_len
+	 * in: capacity, out: used, 0 when the receiver needs nothing, as
+	 * with tcp). The pipeline hands out to the receiver's accept. */
 	int (*connect)(struct ferry_xport *x, const void *blob, size_t blob_len,
-		       char *why, size_t whylen);
+		       void *out, size_t *out_len, char *why, size_t whylen);
+	/* Receiver: with the sender's blob from connect, finish every
+	 * endpoint and wait until all are connected. */
+	int (*accept)(struct ferry_xport *x, const void *peer_blob,
+		      size_t peer_len, char *why, size_t whylen);
 
 	/* Sender: write len bytes from laddr (inside lmr) to ring offset roff
 	 * on endpoint ep, delivering imm with it. The local bytes must not

@@ -118,12 +118,16 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 				 xa->addr_len, why, whylen);
 	if (err)
 		return err;
-	err = p->ops->connect(p->x, m.u.accept.ep.data, m.u.accept.ep.len, why,
-			      whylen);
+	struct ferry_msg_ep ep = m.u.accept.ep;
+	size_t out_len = sizeof(m.u.ready.data);
+
+	memset(&m, 0, sizeof(m));
+	err = p->ops->connect(p->x, ep.data, ep.len, m.u.ready.data, &out_len,
+			      why, whylen);
 	if (err)
 		return err;
-	memset(&m, 0, sizeof(m));
 	m.type = FERRY_MSG_READY;
+	m.u.ready.len = (uint16_t)out_len;
 	return ferry__ctrl_send(fd, &m, o->timeout_ms);
 }
 

@@ -158,15 +158,17 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 	err = ferry__ctrl_send(fd, &m, o->timeout_ms);
 	if (err)
 		return err;
-	err = p->ops->accept(p->x, why, whylen);
-	if (err)
-		return refuse(fd, err, why);
 	err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
 	if (!err && m.type != FERRY_MSG_READY)
 		err = -FERRY_EPROTO;
-	if (err)
+	if (err) {
 		ferry__why(why, whylen, "the sender did not start: %s",
 			   ferry_strerror(err));
+		return err;
+	}
+	err = p->ops->accept(p->x, m.u.ready.data, m.u.ready.len, why, whylen);
+	if (err)
+		return refuse(fd, err, why);
 	return err;
 }
 

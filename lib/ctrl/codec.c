@@ -101,6 +101,24 @@ static int propose_dec(struct ferry__rcur *c, struct ferry_msg *m)
 	return 0;
 }
 
+static int ready_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	if (m->u.ready.len > FERRY_EP_MAX)
+		return -EINVAL;
+	ferry__put_u16(c, m->u.ready.len);
+	ferry__put_bytes(c, m->u.ready.data, m->u.ready.len);
+	return 0;
+}
+
+static int ready_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	m->u.ready.len = ferry__get_u16(c);
+	if (m->u.ready.len > FERRY_EP_MAX)
+		return -FERRY_EPROTO;
+	ferry__get_bytes(c, m->u.ready.data, m->u.ready.len);
+	return 0;
+}
+
 static int accept_enc(struct ferry__wcur *c, const struct ferry_msg *m)
 {
 	const struct ferry_msg_ep *ep = &m->u.accept.ep;
@@ -314,7 +332,7 @@ static const struct msg_codec codecs[] = {
 	[FERRY_MSG_PROPOSE] = { "PROPOSE", propose_enc, propose_dec },
 	[FERRY_MSG_ACCEPT] = { "ACCEPT", accept_enc, accept_dec },
 	[FERRY_MSG_ERROR] = { "ERROR", error_enc, error_dec },
-	[FERRY_MSG_READY] = { "READY", NULL, NULL },
+	[FERRY_MSG_READY] = { "READY", ready_enc, ready_dec },
 	[FERRY_MSG_FIN] = { "FIN", fin_enc, fin_dec },
 	[FERRY_MSG_RESULT] = { "RESULT", result_enc, result_dec },
 	[FERRY_MSG_FILES] = { "FILES", files_enc, files_dec },

@@ -171,7 +171,7 @@ struct ferry_msg {
 		struct ferry_params propose;
 		struct ferry_msg_accept accept;
 		struct ferry_msg_error error;
-		/* READY has no body */
+		struct ferry_msg_ep ready; /* the sender's endpoint blob */
 		struct ferry_msg_fin fin;
 		struct ferry_msg_result result;
 		struct ferry_msg_files files;

@@ -93,7 +93,7 @@ static size_t body_len_of(uint16_t type)
 	case FERRY_MSG_PROPOSE: return PARAMS_LEN;
 	case FERRY_MSG_ACCEPT: return PARAMS_LEN + 2 + FERRY_EP_MAX;
 	case FERRY_MSG_ERROR: return 4 + 2 + 31;
-	case FERRY_MSG_READY: return 0;
+	case FERRY_MSG_READY: return 2; /* an empty endpoint blob */
 	case FERRY_MSG_FIN: return 16;
 	case FERRY_MSG_RESULT: return 44;
 	}

@@ -98,7 +98,7 @@ static void *rx_main(void *arg)
 	p->listen_rc = err;
 	sem_post(&p->listening);
 	if (!err)
-		p->accept_rc = ops->accept(p->rx, p->why, sizeof(p->why));
+		p->accept_rc = ops->accept(p->rx, NULL, 0, p->why, sizeof(p->why));
 	return NULL;
 }
 
@@ -143,7 +143,7 @@ static int pair_connect(struct pair *p)
 		err = ops->reg_mem(p->tx, p->src, p->src_len,
 				   FERRY_ACCESS_LOCAL, &p->lmr);
 	if (!err)
-		err = ops->connect(p->tx, p->blob, p->blob_len, why, sizeof(why));
+		err = ops->connect(p->tx, p->blob, p->blob_len, NULL, &(size_t){0}, why, sizeof(why));
 	pthread_join(p->thr, NULL);
 	p->thr = 0;
 	if (err)
@@ -282,7 +282,7 @@ static void test_setup_errors(void)
 	/* nobody connects: accept gives up at the deadline */
 	uint64_t t0 = now_ms();
 	why[0] = 0;
-	CU_ASSERT_EQUAL(ops->accept(x, why, sizeof(why)), -FERRY_ETIMEOUT);
+	CU_ASSERT_EQUAL(ops->accept(x, NULL, 0, why, sizeof(why)), -FERRY_ETIMEOUT);
 	uint64_t dt = now_ms() - t0;
 	CU_ASSERT(dt >= 150 && dt < 1500);
 	CU_ASSERT(why[0] != 0);
@@ -291,12 +291,12 @@ static void test_setup_errors(void)
 	struct ferry_xport *s = NULL;
 	loopback(&a, 1, 200);
 	CU_ASSERT_EQUAL_FATAL(ops->open(&a, &s, why, sizeof(why)), 0);
-	CU_ASSERT_EQUAL(ops->connect(s, blob, blen - 1, why, sizeof(why)),
+	CU_ASSERT_EQUAL(ops->connect(s, blob, blen - 1, NULL, &(size_t){0}, why, sizeof(why)),
 			-FERRY_EPROTO);
-	CU_ASSERT_EQUAL(ops->connect(s, blob, blen + 1, why, sizeof(why)),
+	CU_ASSERT_EQUAL(ops->connect(s, blob, blen + 1, NULL, &(size_t){0}, why, sizeof(why)),
 			-FERRY_EPROTO);
 	blob[3] = 2; /* n_ep differs */
-	CU_ASSERT_EQUAL(ops->connect(s, blob, blen, why, sizeof(why)),
+	CU_ASSERT_EQUAL(ops->connect(s, blob, blen, NULL, &(size_t){0}, why, sizeof(why)),
 			-FERRY_EPROTO);
 	ops->close(s);
 	ops->dereg_mem(x, mr);

@@ -191,12 +191,15 @@ static int wait_fd(int fd, short events, int timeout_ms)
 	return n == 0 ? -FERRY_ETIMEOUT : 0;
 }
 
-static int tcp_accept(struct ferry_xport *x, char *why, size_t whylen)
+static int tcp_accept(struct ferry_xport *x, const void *peer_blob,
+		      size_t peer_len, char *why, size_t whylen)
 {
 	uint64_t deadline = ferry__now_ns() +
 			    (uint64_t)x->attr.timeout_ms * 1000000ull;
 	unsigned connected = 0;
 
+	(void)peer_blob; /* the streams identify themselves with the token */
+	(void)peer_len;
 	while (connected < x->n_ep) {
 		uint64_t now = ferry__now_ns();
 		int left = now >= deadline ? 0 :
@@ -272,7 +275,8 @@ fail:
 }
 
 static int tcp_connect(struct ferry_xport *x, const void *blob,
-		       size_t blob_len, char *why, size_t whylen)
+		       size_t blob_len, void *out, size_t *out_len, char *why,
+		       size_t whylen)
 {
 	const uint8_t *b = blob;
 	struct sockaddr_storage ss = x->attr.addr;
@@ -284,6 +288,8 @@ static int tcp_connect(struct ferry_xport *x, const void *blob,
 			   "tcp: the receiver's endpoint description is malformed");
 		return -FERRY_EPROTO;
 	}
+	(void)out;
+	*out_len = 0;
 	set_port(&ss, (uint16_t)(b[0] << 8 | b[1]));
 	memcpy(hello, b + 4, FERRY__TCP_TOKEN);
 	for (unsigned i = 0; i < x->n_ep; i++) {
