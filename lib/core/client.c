@@ -43,11 +43,7 @@ static uint32_t proposed_transports(const struct ferry_opts *o)
 	if (strcmp(o->transport, "auto") == 0)
 		return ferry__xport_mask();
 	x = ferry__pick_xport(o->transport, 0, NULL, 0);
-	if (!x)
-		return 0;
-	return strcmp(x->name, "tcp") == 0 ? FERRY_XPORT_TCP :
-	       strcmp(x->name, "uroce") == 0 ? FERRY_XPORT_UROCE :
-					       FERRY_XPORT_VERBS;
+	return x ? ferry__xport_bit(x->name) : 0;
 }
 
 int ferry__client_propose(int fd, const struct ferry_opts *o, uint32_t mode,

@@ -52,7 +52,7 @@ int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen)
 	return 0;
 }
 
-static uint32_t bit_of(const char *name)
+uint32_t ferry__xport_bit(const char *name)
 {
 	if (strcmp(name, "tcp") == 0)
 		return FERRY_XPORT_TCP;
@@ -70,7 +70,7 @@ uint32_t ferry__xport_mask(void)
 
 	for (size_t i = 0; l[i]; i++)
 		if (l[i]->probe(NULL, 0) == 0)
-			mask |= bit_of(l[i]->name);
+			mask |= ferry__xport_bit(l[i]->name);
 	return mask;
 }
 
@@ -90,7 +90,6 @@ const struct ferry_xport_ops *ferry__pick_xport(const char *want,
 						uint32_t peer_mask,
 						char *why, size_t whylen)
 {
-	const struct ferry_xport_ops *const *l = ferry_xport_list();
 	const struct ferry_xport_ops *x;
 	char have[128], reason[160];
 	int err;
@@ -104,7 +103,7 @@ const struct ferry_xport_ops *ferry__pick_xport(const char *want,
 			x = ferry_xport_find(pref[i]);
 			if (!x || x->probe(reason, sizeof(reason)) != 0)
 				continue;
-			if (peer_mask && !(peer_mask & bit_of(x->name)))
+			if (peer_mask && !(peer_mask & ferry__xport_bit(x->name)))
 				continue;
 			ferry__why(why, whylen,
 				   "auto picked %s: %s", x->name,
@@ -132,12 +131,11 @@ const struct ferry_xport_ops *ferry__pick_xport(const char *want,
 			   want, reason, have);
 		return NULL;
 	}
-	if (peer_mask && !(peer_mask & bit_of(x->name))) {
+	if (peer_mask && !(peer_mask & ferry__xport_bit(x->name))) {
 		ferry__why(why, whylen,
 			   "transport %s is not usable on the peer", want);
 		return NULL;
 	}
 	ferry__why(why, whylen, "%s as asked", x->name);
-	(void)l;
 	return x;
 }

@@ -235,6 +235,19 @@ void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep)
 	}
 }
 
+void ferry__pipe_release(struct ferry__pipe *p)
+{
+	if (p->mr)
+		p->ops->dereg_mem(p->x, p->mr);
+	if (p->x)
+		p->ops->close(p->x);
+	ferry_pool_destroy(p->pool);
+	p->mr = NULL;
+	p->x = NULL;
+	p->pool = NULL;
+	p->base = NULL;
+}
+
 void ferry__pipe_free(struct ferry__pipe *p)
 {
 	if (p->st) {
@@ -243,10 +256,6 @@ void ferry__pipe_free(struct ferry__pipe *p)
 		free(p->st);
 		p->st = NULL;
 	}
-	if (p->mr)
-		p->ops->dereg_mem(p->x, p->mr);
-	if (p->x)
-		p->ops->close(p->x);
-	ferry_pool_destroy(p->pool);
+	ferry__pipe_release(p);
 	memset(p, 0, sizeof(*p));
 }

@@ -121,6 +121,8 @@ void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep);
 /* CPU seconds this thread has used. */
 void ferry__thread_cpu(double *user, double *sys);
 
+/* Undo ferry__pipe_memory and the transport's open (to try another). */
+void ferry__pipe_release(struct ferry__pipe *p);
 void ferry__pipe_free(struct ferry__pipe *p);
 
 /* Worker loops (pipe_dp.c), driving p->dp. */
@@ -136,5 +138,7 @@ const struct ferry_xport_ops *ferry__pick_xport(const char *want,
 						uint32_t peer_mask,
 						char *why, size_t whylen);
 uint32_t ferry__xport_mask(void);
+/* FERRY_XPORT_* bit of a transport name (0 if unknown). */
+uint32_t ferry__xport_bit(const char *name);
 
 #endif

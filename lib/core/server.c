@@ -123,35 +123,45 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 	socklen_t peer_len = sizeof(peer);
 	struct ferry_msg m = { .type = FERRY_MSG_ACCEPT };
 	size_t blob_len = sizeof(m.u.accept.ep.data);
+	uint32_t mask = pr->transports;
 	int err;
 
-	p->ops = ferry__pick_xport(o->transport, pr->transports,
-				   rep->transport_why,
-				   sizeof(rep->transport_why));
-	if (!p->ops) {
-		ferry__why(why, whylen, "%s", rep->transport_why);
-		return refuse(fd, -FERRY_ENOXPORT, why);
-	}
 	xa.addr_len = sizeof(xa.addr);
 	getsockname(fd, (struct sockaddr *)&xa.addr, &xa.addr_len);
 	getpeername(fd, (struct sockaddr *)&peer, &peer_len);
 	xa.n_ep = p->streams;
-	err = p->ops->open(&xa, &p->x, why, whylen);
-	if (!err)
-		err = ferry__pipe_memory(p, o, (struct sockaddr *)&peer,
-					 peer_len, why, whylen);
-	if (!err)
-		err = p->ops->listen(p->x, p->mr, m.u.accept.ep.data, &blob_len,
-				     why, whylen);
+	for (;;) {
+		p->ops = ferry__pick_xport(o->transport, mask,
+					   rep->transport_why,
+					   sizeof(rep->transport_why));
+		if (!p->ops) {
+			ferry__why(why, whylen, "%s", rep->transport_why);
+			return refuse(fd, -FERRY_ENOXPORT, why);
+		}
+		err = p->ops->open(&xa, &p->x, why, whylen);
+		if (!err)
+			err = ferry__pipe_memory(p, o, (struct sockaddr *)&peer,
+						 peer_len, why, whylen);
+		if (!err)
+			err = p->ops->listen(p->x, p->mr, m.u.accept.ep.data,
+					     &blob_len, why, whylen);
+		/* auto: a transport this host has may still not reach this
+		 * peer (an RDMA NIC, a peer on loopback): try the next */
+		if (!err || strcmp(o->transport, "auto") != 0 ||
+		    ferry__xport_bit(p->ops->name) == FERRY_XPORT_TCP)
+			break;
+		ferry__log(FERRY_LOG_INFO, "%s does not reach %s: %s; trying the next transport",
+			   p->ops->name, rep->peer, why);
+		mask &= ~ferry__xport_bit(p->ops->name);
+		ferry__pipe_release(p);
+		blob_len = sizeof(m.u.accept.ep.data);
+	}
 	if (!err)
 		err = ferry__random(&p->xfer_id, sizeof(p->xfer_id));
 	if (err)
 		return refuse(fd, err, why);
 	m.u.accept.params = *pr;
-	m.u.accept.params.transports =
-		strcmp(p->ops->name, "tcp") == 0 ? FERRY_XPORT_TCP :
-		strcmp(p->ops->name, "uroce") == 0 ? FERRY_XPORT_UROCE :
-						     FERRY_XPORT_VERBS;
+	m.u.accept.params.transports = ferry__xport_bit(p->ops->name);
 	m.u.accept.params.depth = p->depth;
 	m.u.accept.params.xfer_id = p->xfer_id;
 	m.u.accept.ep.len = (uint16_t)blob_len;

@@ -5,12 +5,22 @@
 
 "$FERRY" keygen "$T/key" >/dev/null || fail "keygen"
 port=$(free_port)
-"$FERRY" recv --key "$T/key" -p "$port" -B 127.0.0.1 --timeout 1 -i 0 \
+"$FERRY" recv --key "$T/key" -p "$port" -B 127.0.0.1 --timeout 3 -i 0 \
 	>"$T/recv.out" 2>"$T/recv.err" &
 rpid=$!
 PIDS+=($rpid)
 wait_listen "$port"
-B="$FERRY bench --key $T/key"
+B="$FERRY bench --key $T/key -l 1M --slots 8"
+
+# wait_log PATTERN: until the receiver logs PATTERN (10 s at most)
+wait_log() {
+	for _ in $(seq 200); do
+		grep -q "$1" "$T/recv.err" && return 0
+		sleep 0.05
+	done
+	cat "$T/recv.err"
+	fail "the receiver did not log /$1/"
+}
 
 alive() { kill -0 $rpid 2>/dev/null || { cat "$T/recv.err"; fail "receiver died: $1"; }; }
 
@@ -23,20 +33,20 @@ head -c 4096 /dev/urandom | send_raw
 printf 'FRRY\x00\x00\x00\x40\x01\x00\x01\x00' | send_raw
 sleep 0.5; alive "garbage"
 
-note "a client that connects and says nothing (receiver --timeout 1)"
+note "a client that connects and says nothing (receiver --timeout 3)"
 exec 7<>/dev/tcp/127.0.0.1/$port
-sleep 1.6
+wait_log "did not answer"
 exec 7>&-
 alive "silent client"
-grep -q "timed out\|did not answer" "$T/recv.err" || { cat "$T/recv.err"; fail "no log line for the silent client"; }
 
 note "a sender killed mid-session"
 $B -t 30 -q 127.0.0.1:$port >/dev/null 2>&1 &
 bpid=$!
-sleep 1.5
+wait_log "socket buffers"   # the data phase has begun
+sleep 0.5
 kill -9 $bpid; wait $bpid 2>/dev/null
-sleep 0.5; alive "killed sender"
-grep -q "went away mid-session" "$T/recv.err" || { cat "$T/recv.err"; fail "no log line for the killed sender"; }
+wait_log "went away mid-session"
+alive "killed sender"
 
 note "a sender that stalls after the handshake (stopped with SIGSTOP)"
 $B -t 30 -q 127.0.0.1:$port >/dev/null 2>&1 &
@@ -44,7 +54,7 @@ bpid=$!
 PIDS+=($bpid)
 sleep 1
 kill -STOP $bpid
-sleep 2.5
+sleep 4
 kill -9 $bpid; wait $bpid 2>/dev/null
 alive "stalled sender"
 
