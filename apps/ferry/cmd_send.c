@@ -30,14 +30,17 @@ const char help_send[] =
 "network cut) run the same command again; the receiver keeps a journal of\n"
 "verified chunks beside each part file, only the missing chunks are sent,\n"
 "and the whole file is still verified. A journal is discarded when the\n"
-"source's size or mtime changed.\n"
+"source's size or mtime changed. Files the earlier attempt already\n"
+"published (same size and mtime) are skipped once both sides' checksums\n"
+"agree.\n"
 "\n"
 "Files:\n"
 "      --cksum TYPE      adler32 (default), crc32c or none: the whole-file\n"
 "                        checksum compared before publishing and printed\n"
 "                        (crc32c is always compared; chunks always checked)\n"
 "      --force           replace existing targets (default: refuse, before\n"
-"                        any data moves)\n"
+"                        any data moves; a target identical to its source -\n"
+"                        same size, mtime and checksum - is skipped instead)\n"
 "      --skip-existing   skip targets of the same size and checksum\n"
 "      --no-resume       ignore journals of earlier attempts; start over\n"
 "  -L, --follow-symlinks send what symlinks point to\n"
@@ -93,11 +96,16 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 				fputc(*c, so->jf);
 		}
 		fprintf(so->jf,
-			"\", \"bytes\": %llu, \"sent\": %llu, \"seconds\": %.3f, \"checksum\": \"%s:%08x\", \"adler32\": \"%08x\", \"crc32c\": \"%08x\", \"skipped\": %s, \"resumed\": %s, \"ok\": %s",
+			"\", \"bytes\": %llu, \"sent\": %llu, \"seconds\": %.3f, \"checksum\": \"%s:%08x\", \"crc32c\": \"%08x\", ",
 			(unsigned long long)r->size,
 			(unsigned long long)r->bytes_sent, r->seconds,
-			ferry_cksum_name(r->cksum), r->value, r->adler32,
-			r->crc32c, r->skipped ? "true" : "false",
+			ferry_cksum_name(r->cksum), r->value, r->crc32c);
+		if (r->cksum == FERRY_CKSUM_ADLER32 || r->skipped)
+			fprintf(so->jf, "\"adler32\": \"%08x\", ", r->adler32);
+		else
+			fputs("\"adler32\": null, ", so->jf);
+		fprintf(so->jf, "\"skipped\": %s, \"resumed\": %s, \"ok\": %s",
+			r->skipped ? "true" : "false",
 			r->resumed ? "true" : "false",
 			r->status ? "false" : "true");
 		if (r->status)

@@ -179,8 +179,9 @@ static int loop(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
 	ferry__pipe_tick(p, o, rep, true);
 	if (!err) {
 		err = ferry__pipe_error(p, why, whylen);
-		/* a failed stream: did the receiver say why? */
-		if (err && ferry__ctrl_recv(fd, &m, 500) == -FERRY_EPEER)
+		/* a failed stream: did the receiver say why? (one that died
+		 * closes the socket at once; this waits only for a live one) */
+		if (err && ferry__ctrl_recv(fd, &m, o->timeout_ms) == -FERRY_EPEER)
 			err = ferry__peer_error(&m, "receiver", why, whylen);
 	}
 	return err;

@@ -117,7 +117,9 @@ struct frx_file {
 struct ferry__frx {
 	struct ferry_manifest m;
 	struct frx_file *f;
-	int dirfd;              /* the session's destination directory */
+	int topfd;              /* the receiver's --dir */
+	char dest[4096];        /* below it, where this session lands */
+	int dirfd;              /* topfd/dest, once created */
 	uint32_t flags, cksum;
 	uint64_t chunk;
 	struct ferry__fileq q;  /* files whose last chunk landed */

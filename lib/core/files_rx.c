@@ -123,37 +123,78 @@ static uint32_t ranges_of(const struct ferry_journal *j,
 	return n;
 }
 
-/* Check one file entry and decide what the sender does with it. */
-static int plan_file(struct ferry__frx *r, size_t i,
-		     struct ferry__plan_entry *pe, uint64_t *need, char *why,
-		     size_t whylen)
+/* A path short enough that the message after it survives the 256-byte
+ * error text: its last 120 bytes. */
+static const char *short_path(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 120 ? path + n - 120 : path;
+}
+
+/* "DEST/PATH" below --dir (DEST may be empty). */
+static int join(const struct ferry__frx *r, const char *path, char *buf,
+		size_t len)
+{
+	int n = snprintf(buf, len, "%s%s%s", r->dest, r->dest[0] ? "/" : "",
+			 path);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int outside(char *why, size_t whylen, const char *path, int err)
+{
+	ferry__why(why, whylen, "%s: %s", path,
+		   err == -ELOOP || err == -EXDEV || err == -ENOTDIR ?
+			   "would land outside --dir (a symlink or a file in the way)" :
+			   ferry_strerror(err));
+	return err;
+}
+
+/* Check one file entry, creating nothing, and decide what the sender does
+ * with it. A parent that does not exist yet is fine: the target cannot
+ * exist either. */
+static int check_file(struct ferry__frx *r, size_t i,
+		      struct ferry__plan_entry *pe, uint64_t *need, char *why,
+		      size_t whylen)
 {
 	const struct ferry_entry *e = &r->m.e[i];
 	struct frx_file *f = &r->f[i];
+	char full[FERRY_PATH_MAX + FERRY_DEST_MAX];
 	struct stat st;
+	uint64_t have = 0;
 	int err;
 
-	err = ferry__fs_open_parent(r->dirfd, e->path, true, 0755, &f->base);
-	if (err < 0) {
-		ferry__why(why, whylen,
-			   "%s: %s", e->path,
-			   err == -ELOOP || err == -EXDEV ?
-				   "would land outside --dir (a symlink in the way)" :
-				   ferry_strerror(err));
-		return err;
-	}
-	f->parentfd = err;
 	f->expect = true;
 	f->n_chunks = ferry__journal_chunks(e->size, r->chunk);
 	pe->idx = (uint32_t)i;
 	pe->action = FERRY__PLAN_SEND;
+	err = join(r, e->path, full, sizeof(full));
+	if (!err)
+		err = ferry__fs_open_parent(r->topfd, full, false, 0, &f->base);
+	if (err == -ENOENT) {
+		*need += e->size;
+		return 0;
+	}
+	if (err < 0)
+		return outside(why, whylen, full, err);
+	f->parentfd = err;
+	/* base pointed into full: point it at the entry's own name */
+	f->base = strrchr(e->path, '/') ? strrchr(e->path, '/') + 1 : e->path;
 	if (fstatat(f->parentfd, f->base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISREG(st.st_mode)) {
 			ferry__why(why, whylen,
-				   "%s exists and is not a regular file", e->path);
+				   "%s exists and is not a regular file",
+				   short_path(e->path));
 			return -EEXIST;
 		}
-		if ((r->flags & FERRY_FILES_SKIP_EXISTING) &&
+		/* skip-existing; and on a rerun (resume), a target an earlier
+		 * attempt published: same size and mtime, to be confirmed by
+		 * checksum on both sides */
+		bool rerun = !(r->flags & (FERRY_FILES_NO_RESUME |
+					   FERRY_FILES_FORCE)) &&
+			     (int64_t)st.st_mtim.tv_sec * 1000000000 +
+					     st.st_mtim.tv_nsec == e->mtime_ns;
+		if (((r->flags & FERRY_FILES_SKIP_EXISTING) || rerun) &&
 		    (uint64_t)st.st_size == e->size) {
 			err = sum_target(f->parentfd, f->base, e->size,
 					 r->chunk, &pe->crc32c, &pe->adler32);
@@ -165,15 +206,16 @@ static int plan_file(struct ferry__frx *r, size_t i,
 			pe->action = FERRY__PLAN_EXISTS;
 		} else if (!(r->flags & FERRY_FILES_FORCE)) {
 			ferry__why(why, whylen,
-				   "%s exists; use --force to replace it%s",
-				   e->path,
+				   "%s exists%s; use --force to replace it%s",
+				   short_path(e->path),
 				   r->flags & FERRY_FILES_SKIP_EXISTING ?
-					   " (its size differs)" :
+					   " with another size" : "",
+				   r->flags & FERRY_FILES_SKIP_EXISTING ? "" :
 					   " or --skip-existing to keep identical files");
 			return -EEXIST;
 		}
 	}
-	uint64_t have = try_resume(r, f, e);
+	have = try_resume(r, f, e);
 	if (have) {
 		pe->action = FERRY__PLAN_RESUME;
 		pe->ranges = calloc(have, sizeof(*pe->ranges));
@@ -187,6 +229,65 @@ static int plan_file(struct ferry__frx *r, size_t i,
 	return 0;
 }
 
+/* A directory entry must not pass through, or be, a symlink. */
+static int check_dir(struct ferry__frx *r, const struct ferry_entry *e,
+		     char *why, size_t whylen)
+{
+	char full[FERRY_PATH_MAX + FERRY_DEST_MAX];
+	const char *base;
+	struct stat st;
+	int err = join(r, e->path, full, sizeof(full)), pfd;
+
+	if (!err)
+		err = ferry__fs_open_parent(r->topfd, full, false, 0, &base);
+	if (err == -ENOENT)
+		return 0;
+	if (err < 0)
+		return outside(why, whylen, full, err);
+	pfd = err;
+	err = 0;
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISDIR(st.st_mode))
+		err = outside(why, whylen, full, S_ISLNK(st.st_mode) ?
+						    -ELOOP : -ENOTDIR);
+	close(pfd);
+	return err;
+}
+
+/* Make the destination, the directories, and every file's parent. */
+static int create_all(struct ferry__frx *r, char *why, size_t whylen)
+{
+	int err;
+
+	if (r->dest[0]) {
+		err = ferry__fs_mkdirs(r->topfd, r->dest, 0755);
+		if (err)
+			return outside(why, whylen, r->dest, err);
+		r->dirfd = openat(r->topfd, r->dest,
+				  O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC);
+	} else {
+		r->dirfd = dup(r->topfd);
+	}
+	if (r->dirfd < 0)
+		return outside(why, whylen, r->dest[0] ? r->dest : ".", -errno);
+	for (size_t i = 0; i < r->m.n; i++) {
+		const struct ferry_entry *e = &r->m.e[i];
+		struct frx_file *f = &r->f[i];
+		if (e->type == FERRY_ENTRY_DIR) {
+			err = ferry__fs_mkdirs(r->dirfd, e->path, 0755);
+			if (err)
+				return outside(why, whylen, e->path, err);
+		} else if (f->parentfd < 0) {
+			err = ferry__fs_open_parent(r->dirfd, e->path, true,
+						    0755, &f->base);
+			if (err < 0)
+				return outside(why, whylen, e->path, err);
+			f->parentfd = err;
+		}
+	}
+	return 0;
+}
+
 int ferry__frx_plan(struct ferry__frx *r, struct ferry__plan_entry **plan,
 		    size_t *n_plan, char *why, size_t whylen)
 {
@@ -197,27 +298,22 @@ int ferry__frx_plan(struct ferry__frx *r, struct ferry__plan_entry **plan,
 
 	if (!pe)
 		return -ENOMEM;
-	/* directories first: they hold the files */
+	/* check everything first: a refusal leaves nothing behind */
 	for (size_t i = 0; i < r->m.n && !err; i++)
-		if (r->m.e[i].type == FERRY_ENTRY_DIR) {
-			err = ferry__fs_mkdirs(r->dirfd, r->m.e[i].path, 0755);
-			if (err)
-				ferry__why(why, whylen, "%s: %s",
-					   r->m.e[i].path,
-					   err == -ELOOP || err == -EXDEV ?
-						   "would land outside --dir (a symlink in the way)" :
-						   ferry_strerror(err));
-		}
+		if (r->m.e[i].type == FERRY_ENTRY_DIR)
+			err = check_dir(r, &r->m.e[i], why, whylen);
 	for (size_t i = 0; i < r->m.n && !err; i++)
 		if (r->m.e[i].type == FERRY_ENTRY_FILE)
-			err = plan_file(r, i, &pe[n++], &need, why, whylen);
-	if (!err && ferry__fs_free_bytes(r->dirfd, &avail) == 0 && need > avail) {
+			err = check_file(r, i, &pe[n++], &need, why, whylen);
+	if (!err && ferry__fs_free_bytes(r->topfd, &avail) == 0 && need > avail) {
 		ferry__why(why, whylen,
 			   "not enough space: the files need %llu MiB, the receiver's file system has %llu MiB free",
-			   (unsigned long long)(need >> 20),
+			   (unsigned long long)((need + (1 << 20) - 1) >> 20),
 			   (unsigned long long)(avail >> 20));
 		err = -ENOSPC;
 	}
+	if (!err)
+		err = create_all(r, why, whylen);
 	if (err) {
 		for (size_t i = 0; i < n; i++)
 			free(pe[i].ranges);
@@ -383,13 +479,15 @@ int ferry__frx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,
 	return 0;
 }
 
-/* The destination below --dir: "" or "/" is --dir itself. */
-static int open_dest(const char *dir, const char *dest, int *out, char *why,
-		     size_t whylen)
+/* Open --dir and check the destination below it ("" or "/": --dir
+ * itself). Nothing is created here. */
+static int open_dest(struct ferry__frx *r, const char *dir, const char *dest,
+		     char *why, size_t whylen)
 {
-	int top = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC), fd, err;
+	int err;
 
-	if (top < 0) {
+	r->topfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (r->topfd < 0) {
 		err = -errno;
 		ferry__why(why, whylen, "the receiver's --dir %s: %s", dir,
 			   ferry_strerror(err));
@@ -397,31 +495,15 @@ static int open_dest(const char *dir, const char *dest, int *out, char *why,
 	}
 	while (*dest == '/')
 		dest++;
-	if (!*dest) {
-		*out = top;
-		return 0;
-	}
-	if (!ferry__path_valid(dest)) {
-		close(top);
+	snprintf(r->dest, sizeof(r->dest), "%s", dest);
+	while (r->dest[0] && r->dest[strlen(r->dest) - 1] == '/')
+		r->dest[strlen(r->dest) - 1] = '\0';
+	if (r->dest[0] && !ferry__path_valid(r->dest)) {
 		ferry__why(why, whylen,
 			   "destination '%s' is not a plain path below the receiver's --dir",
 			   dest);
 		return -EXDEV;
 	}
-	err = ferry__fs_mkdirs(top, dest, 0755);
-	fd = err ? err : openat(top, dest, O_DIRECTORY | O_NOFOLLOW | O_RDONLY |
-						   O_CLOEXEC);
-	if (!err && fd < 0)
-		err = -errno;
-	close(top);
-	if (err) {
-		ferry__why(why, whylen, "destination '%s': %s", dest,
-			   err == -ELOOP || err == -EXDEV ?
-				   "would land outside --dir (a symlink in the way)" :
-				   ferry_strerror(err));
-		return err;
-	}
-	*out = fd;
 	return 0;
 }
 
@@ -436,7 +518,7 @@ int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	r->dirfd = -1;
+	r->dirfd = r->topfd = -1;
 	r->chunk = chunk;
 	r->q.efd = -1;
 	ferry__manifest_init(&r->m);
@@ -454,7 +536,7 @@ int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
 		err = -FERRY_EPROTO;
 		goto io;
 	}
-	err = open_dest(o->dir, m->u.files.dest, &r->dirfd, why, whylen);
+	err = open_dest(r, o->dir, m->u.files.dest, why, whylen);
 	if (err)
 		goto refuse;
 	do {
@@ -523,6 +605,8 @@ void ferry__frx_close(struct ferry__frx *r, bool ok)
 				 0);
 	if (r->dirfd >= 0)
 		close(r->dirfd);
+	if (r->topfd >= 0)
+		close(r->topfd);
 	free(r->f);
 	ferry__fileq_free(&r->q);
 	ferry__manifest_free(&r->m);

@@ -367,14 +367,8 @@ static int exchange_plan(struct tx_ctx *c, int fd, const struct ferry_opts *o,
 		} else {
 			f->action = FERRY__PLAN_SEND;
 		}
-		if (f->skip) {
-			err = send_sum(fd, o->timeout_ms, (uint32_t)i,
-				       FERRY_FILE_SUM_SKIP, f->crc32c,
-				       f->adler32);
-			if (err)
-				goto io;
-			report_file(c, (uint32_t)i);
-		}
+		if (f->skip)
+			report_file(c, (uint32_t)i); /* told after READY */
 	}
 	err = build_units(t, pc.there, c->spec->files ? c->spec->files : 1);
 	/* empty files have no chunks: their sums go out with the rest */
@@ -384,7 +378,10 @@ static int exchange_plan(struct tx_ctx *c, int fd, const struct ferry_opts *o,
 			ferry__fileq_push(&t->q, (uint32_t)i);
 	goto out;
 io:
-	if (!why[0])
+	/* a receiver that refused has said why before hanging up */
+	if (err != -FERRY_EPEER && ferry__ctrl_recv(fd, m, 1000) == -FERRY_EPEER)
+		err = ferry__peer_error(m, "receiver", why, whylen);
+	else
 		ferry__why(why, whylen, "exchanging the file list: %s",
 			   ferry_strerror(err));
 out:
@@ -487,6 +484,12 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 		err = exchange_plan(&c, fd, o, why, whylen);
 	if (!err)
 		err = ferry__client_connect(&p, fd, o, &xa, rep, why, whylen);
+	/* files not sent: the receiver may close them now */
+	for (size_t i = 0; !err && i < t.m.n; i++)
+		if (t.f[i].skip)
+			err = send_sum(fd, o->timeout_ms, (uint32_t)i,
+				       FERRY_FILE_SUM_SKIP, t.f[i].crc32c,
+				       t.f[i].adler32);
 	if (!err)
 		err = ferry__client_run(&p, fd, o, &h, rep, why, whylen);
 	if (!err && c.first_err) {

@@ -22,6 +22,7 @@ void ferry_opts_init(struct ferry_opts *o)
 int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen)
 {
 	struct ferry__pipe p = { 0 };
+	char pick[256];
 	int err;
 
 	err = ferry__pipe_geometry(&p, o->streams, o->chunk_size, o->slots,
@@ -47,8 +48,10 @@ int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen)
 			   (unsigned long long)(o->max_mem >> 20));
 		return -EINVAL;
 	}
-	if (!ferry__pick_xport(o->transport, 0, why, whylen))
+	if (!ferry__pick_xport(o->transport, 0, pick, sizeof(pick))) {
+		ferry__why(why, whylen, "%s", pick);
 		return -FERRY_ENOXPORT;
+	}
 	return 0;
 }
 
