@@ -4,7 +4,7 @@
 BUILD ?= build
 MESON_OPTS ?= -Dwerror=true
 
-.PHONY: all deps build test demo bench clean test-unit
+.PHONY: all deps build test demo bench clean test-unit test-asan test-valgrind
 
 all: build
 
@@ -23,6 +23,16 @@ test: build
 
 test-unit: build
 	@tools/run-tests.sh $(BUILD) --suite unit
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: deps
+	$(MAKE) BUILD=build-asan MESON_OPTS="-Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false" test
+
+# The unit tests under valgrind (memcheck; leaks are errors).
+test-valgrind: build
+	@tools/run-tests.sh $(BUILD) --suite unit \
+		--wrapper 'valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite' \
+		--timeout-multiplier 10
 
 demo: build
 	@tools/demo.sh $(BUILD)

@@ -318,7 +318,8 @@ int cmd_send(int argc, char **argv)
 		       out_bytes(b, sizeof(b), (double)rep->bytes), rep->seconds,
 		       ferry_gbps(rep->bytes, rep->seconds));
 	}
-	if (err)
+	/* a file's failure was printed as it happened; say the rest */
+	if (err && !rep->files_failed)
 		fprintf(stderr, "ferry send: %s\n", why[0] ? why :
 			ferry_strerror(err));
 	free(rep);

@@ -33,7 +33,7 @@ struct ferry_file_result {
 	const char *path;     /* relative path as sent */
 	uint64_t size;
 	uint64_t bytes_sent;  /* less than size when resumed */
-	double seconds;       /* from its first chunk to its publication */
+	double seconds;       /* from the session's start to its result */
 	enum ferry_cksum cksum;
 	uint32_t value;       /* the chosen checksum's value */
 	uint32_t adler32, crc32c;

@@ -418,6 +418,10 @@ static int finalize(struct ferry__frx *r, int fd, uint32_t idx)
 	close(f->parentfd);
 	f->parentfd = -1;
 	r->published++;
+	ferry__log(FERRY_LOG_INFO, "published %s:%08x  %s%s%s",
+		   r->cksum == FERRY_CKSUM_ADLER32 ? "adler32" : "crc32c",
+		   r->cksum == FERRY_CKSUM_ADLER32 ? adler : crc, r->dest,
+		   r->dest[0] ? "/" : "", e->path);
 	return send_done(fd, idx, 0, crc, adler, "");
 fail:
 	close_file(r, f, true);
