@@ -1,0 +1,115 @@
+/* uroce: the DPDK side (internal). One process-wide port, and one polling
+ * thread (the "lcore") that owns it while any uroce session is attached.
+ *
+ * port.c starts the EAL once per process (arguments from FERRY_DPDK), takes
+ * the first ethdev port, sizes mbuf pools for its frames and works out the
+ * largest path MTU the port carries. lcore.c runs the polling thread: it
+ * owns rx/tx bursts and every QP of every attached session (the RC engine
+ * is single-threaded); workers reach their QPs only through the SPSC rings
+ * of uroce.h.
+ *
+ * Threads: ferry__uport_get, _tag_alloc/_free and _attach/_detach are
+ * control-path calls (any thread; they take the port's lock). Everything
+ * else in struct ferry__uport below the lock belongs to the polling thread.
+ */
+#ifndef FERRY_UROCE_PORT_H
+#define FERRY_UROCE_PORT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xport/uroce/pkt.h"
+
+struct rte_mempool;
+struct rte_mbuf;
+struct rte_mbuf_ext_shared_info;
+struct ferry_xport;
+
+#define FERRY__UPORT_TXB 64      /* frames batched before a tx burst */
+#define FERRY__UPORT_MAX_SESS 64 /* sessions attached at once */
+#define FERRY__UROCE_TAG_BITS 15 /* QPN = tag << 9 | endpoint */
+
+/* Port counters since the process started, written by the polling thread
+ * (sessions read them for their closing log line: approximate). */
+struct ferry__uport_stats {
+	uint64_t rx_frames;     /* frames the port delivered */
+	uint64_t rx_other;      /* not RoCEv2 (ARP, IPv6 ND, ICMP...): ignored */
+	uint64_t rx_malformed;  /* RoCEv2 port, but ferry__roce_parse refused */
+	uint64_t rx_icrc_bad;   /* ICRC mismatch: dropped */
+	uint64_t rx_unknown_qp; /* no attached QP has that number: dropped */
+	uint64_t tx_frames;     /* frames the port took */
+	uint64_t tx_nombuf;     /* no mbuf for a frame: the engine retries */
+	uint64_t tx_flushed;    /* frames dropped unsent when sessions changed */
+};
+
+/* The sessions the polling thread serves; replaced, never changed while
+ * published. */
+struct ferry__usess_list {
+	unsigned n;
+	struct ferry_xport *s[FERRY__UPORT_MAX_SESS];
+};
+
+struct ferry__uport {
+	/* set once at start, read-only after */
+	uint16_t port_id;
+	char ifname[32];          /* kernel interface behind it, or "" */
+	char desc[160];           /* one line for the log */
+	struct ferry_roce_addr addr; /* this end's MAC and IPv4 */
+	uint32_t max_mtu;         /* largest IB path MTU the port carries */
+	unsigned rx_frames;       /* frames its receive ring holds */
+	struct rte_mempool *rx_pool, *tx_pool;
+	/* zero-copy transmit: header and trailer mbufs around an mbuf that
+	 * points into the registered region (only for PMDs that copy, as
+	 * af_packet does: nothing is DMA-mapped); NULL pools: copy */
+	struct rte_mempool *hdr_pool, *ext_pool;
+	struct rte_mbuf_ext_shared_info *shinfo;
+	int absorb_fd;            /* UDP 4791 socket that soaks up the
+				     kernel's copy of our frames, or -1 */
+
+	pthread_mutex_t lock;     /* guards what follows, up to the poller's */
+	uint8_t tags[1u << (FERRY__UROCE_TAG_BITS - 3)]; /* bitmap in use */
+	struct ferry__usess_list lists[2]; /* live is one of them */
+	unsigned cur;
+	pthread_t th;
+	bool running;
+
+	/* shared with the polling thread */
+	_Atomic(struct ferry__usess_list *) live;
+	atomic_bool stop;
+	_Atomic uint64_t loops;   /* finished polling rounds (quiescence) */
+
+	/* polling thread only */
+	const struct ferry__usess_list *seen; /* the list of the last round */
+	struct rte_mbuf *txb[FERRY__UPORT_TXB];
+	unsigned ntx;
+	struct ferry__uport_stats st;
+};
+
+/* The process's port, started on first use (EAL init, port setup). A
+ * failure is final for the process (the EAL cannot start twice): every
+ * later call returns the same error and reason. */
+int ferry__uport_get(struct ferry__uport **out, char *why, size_t whylen);
+
+/* True, with the reason, when the port failed to start earlier in this
+ * process (so the transport is not usable here). Starts nothing. */
+bool ferry__uport_failed(char *why, size_t whylen);
+
+/* A session tag (1 .. 2^15 - 1) no other live session of this process
+ * has. Returns 0, or -EBUSY when too many sessions are open. */
+int ferry__uport_tag_alloc(struct ferry__uport *pt, uint32_t *tag);
+void ferry__uport_tag_free(struct ferry__uport *pt, uint32_t tag);
+
+/* Hand a connected session to the polling thread (started with the first
+ * one), or take it back: when detach returns, the thread no longer looks
+ * at x and has stopped if x was the last. Returns 0, -ENOSPC (too many
+ * sessions), or -errno when the thread cannot start. */
+int ferry__uport_attach(struct ferry__uport *pt, struct ferry_xport *x);
+void ferry__uport_detach(struct ferry__uport *pt, struct ferry_xport *x);
+
+/* The polling thread's body (lcore.c) and the engine's tx callback. */
+void *ferry__uport_poller(void *arg);
+int ferry__uport_tx(void *ctx, const struct ferry_roce_pkt *p);
+
+#endif

@@ -1,0 +1,192 @@
+/* uroce: one session's endpoints. Sizes the rings, creates and connects
+ * the RC queue pairs with receives posted, tears them down and sums their
+ * counters. Control path only: the polling thread does not see a session
+ * before ferry__uroce_eps_create is done, nor after detach. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+#include "xport/uroce/uroce.h"
+
+#define STRIDE_MIN 8192u   /* smallest slot: chunk header + a 4 KiB chunk */
+#define RING_MIN 256u
+#define RING_MAX 65536u
+#define WINDOW_MIN 16u
+#define WINDOW_MAX 1024u
+#define RTO_NS 100000000ull /* 100 ms: far above a LAN round trip, and
+			       above the scheduling stalls of a busy host */
+
+uint32_t ferry__uroce_psn(uint64_t seed, unsigned i)
+{
+	uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull; /* splitmix64 */
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (uint32_t)(z ^ (z >> 31)) & FERRY_PSN_MASK;
+}
+
+/* Work/completion ring entries per endpoint: at least the most writes the
+ * pipeline can keep posted on one endpoint (its share of the ring's
+ * slots; a slot is at least STRIDE_MIN bytes). */
+static uint32_t ring_entries(uint64_t ring_len, unsigned n_ep)
+{
+	uint64_t want = ring_len / STRIDE_MIN / n_ep + 16;
+	uint32_t r = RING_MIN;
+
+	while (r < want && r < RING_MAX)
+		r <<= 1;
+	return r;
+}
+
+/* Packets in flight per QP: together the QPs should not overrun the
+ * peer's receive ring (af_packet drops what does not fit, and go-back-N
+ * then resends a whole window). */
+static uint32_t window(unsigned peer_rx_frames, unsigned n_ep)
+{
+	uint32_t w = peer_rx_frames * 3 / 4 / n_ep;
+	const char *env = getenv("FERRY_UROCE_WINDOW");
+
+	if (env && *env)
+		w = (uint32_t)strtoul(env, NULL, 10);
+	return w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_MAX ? WINDOW_MAX : w;
+}
+
+static int ep_create(struct ferry_xport *x, unsigned i,
+		     const struct ferry_rc_attr *base)
+{
+	struct ferry__uep *e = &x->ep[i];
+	struct ferry_rc_attr a = *base;
+	int rc;
+
+	e->wr = calloc(x->R, sizeof(*e->wr));
+	e->cq = calloc(x->R, sizeof(*e->cq));
+	e->rbuf = calloc(x->R, sizeof(*e->rbuf));
+	if (!e->wr || !e->cq || !e->rbuf)
+		return -ENOMEM;
+	e->qpn = x->tag << FERRY__UROCE_QPN_SHIFT | i;
+	e->my_psn = ferry__uroce_psn(x->seed, i);
+	e->peer_psn = ferry__uroce_psn(x->peer_seed, i);
+	a.qpn = e->qpn;
+	rc = ferry__rc_create(&a, &e->qp);
+	for (uint32_t j = 0; !rc && j < x->R; j++)
+		rc = ferry__rc_post_recv(e->qp, e->rbuf[j], FERRY__UROCE_MSG, j);
+	if (!rc)
+		rc = ferry__rc_connect(e->qp,
+				       x->peer_tag << FERRY__UROCE_QPN_SHIFT | i,
+				       e->my_psn, e->peer_psn, &x->port->addr,
+				       &x->peer, 0);
+	return rc;
+}
+
+int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
+			    uint64_t ring_len, unsigned peer_rx_frames, char *why,
+			    size_t whylen)
+{
+	uint64_t timeout_ns = (uint64_t)(x->attr.timeout_ms > 0 ?
+					 x->attr.timeout_ms : 10000) * 1000000ull;
+	struct ferry_rc_attr base = {
+		.pd = x->pd,
+		.mtu = x->mtu,
+		.window_pkts = window(peer_rx_frames, x->n_ep),
+		.rto_ns = RTO_NS,
+		.tx = ferry__uport_tx,
+		.tx_ctx = x->port,
+	};
+	int rc = 0;
+
+	x->R = ring_entries(ring_len, x->n_ep);
+	base.sq_depth = base.rq_depth = x->R;
+	/* give up on a silent peer after about the session timeout */
+	base.retry_limit = (unsigned)(timeout_ns / RTO_NS);
+	base.rnr_retry_limit = (unsigned)(timeout_ns / FERRY_RC_DEF_RNR_DELAY_NS);
+	if (base.retry_limit < 7)
+		base.retry_limit = 7;
+	if (base.rnr_retry_limit < 7)
+		base.rnr_retry_limit = 7;
+	x->ep = aligned_alloc(64, sizeof(*x->ep) * x->n_ep);
+	if (!x->ep)
+		return -ENOMEM;
+	memset(x->ep, 0, sizeof(*x->ep) * x->n_ep);
+	for (unsigned i = 0; i < x->n_ep && !rc; i++) {
+		rc = ep_create(x, i, &base);
+		/* the receiver says hello; the sender waits for it */
+		x->ep[i].ready = receiver;
+		if (!rc && receiver)
+			rc = ferry__rc_post_send(x->ep[i].qp,
+						 FERRY__UROCE_HELLO_MSG,
+						 FERRY__UROCE_HELLO_LEN,
+						 FERRY__UROCE_HELLO, false);
+	}
+	if (rc)
+		ferry__why(why, whylen, "uroce: cannot set up %u queue pairs: %s",
+			   x->n_ep, ferry_strerror(rc));
+	else
+		ferry__log(FERRY_LOG_INFO,
+			   "uroce: %u QP(s) 0x%06x.. -> 0x%06x.., path MTU %u, "
+			   "window %u packets, %u-entry rings",
+			   x->n_ep, x->ep[0].qpn,
+			   x->peer_tag << FERRY__UROCE_QPN_SHIFT, x->mtu,
+			   base.window_pkts, x->R);
+	return rc;
+}
+
+/* Counters of every QP, and the port's, in one line. */
+static void log_counters(const struct ferry_xport *x)
+{
+	struct ferry_rc_counters t = { 0 };
+	const struct ferry__uport_stats *ps = &x->port->st;
+
+	for (unsigned i = 0; i < x->n_ep; i++) {
+		const struct ferry_rc_counters *c;
+
+		if (!x->ep[i].qp)
+			continue;
+		c = ferry__rc_counters(x->ep[i].qp);
+		t.tx_req += c->tx_req;
+		t.retx_pkts += c->retx_pkts;
+		t.timeouts += c->timeouts;
+		t.rx_nak_seq += c->rx_nak_seq;
+		t.rx_nak_rnr += c->rx_nak_rnr;
+		t.rx_req += c->rx_req;
+		t.tx_acks += c->tx_acks;
+		t.oow_drops += c->oow_drops;
+		t.dup_pkts += c->dup_pkts;
+		t.tx_busy += c->tx_busy;
+	}
+	ferry__log(FERRY_LOG_INFO,
+		   "uroce: session done: sent %llu requests (%llu again, %llu "
+		   "timeouts, %llu sequence and %llu RNR NAKs back), got %llu "
+		   "(%llu out of order, %llu duplicates), %llu ACKs sent, tx "
+		   "busy %llu; port: %llu frames in (%llu not RoCE, %llu "
+		   "malformed, %llu bad ICRC, %llu unknown QP), %llu out (%llu "
+		   "dropped unsent)",
+		   (unsigned long long)t.tx_req, (unsigned long long)t.retx_pkts,
+		   (unsigned long long)t.timeouts,
+		   (unsigned long long)t.rx_nak_seq,
+		   (unsigned long long)t.rx_nak_rnr, (unsigned long long)t.rx_req,
+		   (unsigned long long)t.oow_drops, (unsigned long long)t.dup_pkts,
+		   (unsigned long long)t.tx_acks, (unsigned long long)t.tx_busy,
+		   (unsigned long long)ps->rx_frames,
+		   (unsigned long long)ps->rx_other,
+		   (unsigned long long)ps->rx_malformed,
+		   (unsigned long long)ps->rx_icrc_bad,
+		   (unsigned long long)ps->rx_unknown_qp,
+		   (unsigned long long)ps->tx_frames,
+		   (unsigned long long)ps->tx_flushed);
+}
+
+void ferry__uroce_eps_free(struct ferry_xport *x)
+{
+	if (!x->ep)
+		return;
+	log_counters(x);
+	for (unsigned i = 0; i < x->n_ep; i++) {
+		ferry__rc_destroy(x->ep[i].qp);
+		free(x->ep[i].wr);
+		free(x->ep[i].cq);
+		free(x->ep[i].rbuf);
+	}
+	free(x->ep);
+	x->ep = NULL;
+}
