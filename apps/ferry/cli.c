@@ -246,6 +246,13 @@ int cli_common_opt(struct cli_common *c, const char *cmd, int opt,
 	case OPT_JSON:
 		c->json = true;
 		return 1;
+	case OPT_DPDK:
+		/* the uroce transport reads these when it starts DPDK */
+		setenv("FERRY_DPDK", arg, 1);
+		return 1;
+	case OPT_UROCE_IP:
+		setenv("FERRY_UROCE_IP", arg, 1);
+		return 1;
 	case 'i':
 		if (!cli_seconds(cmd, "-i", arg, 0, 3600, &d))
 			return -1;

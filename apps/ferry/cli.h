@@ -64,6 +64,8 @@ enum {
 	OPT_RESUME,
 	OPT_FILES,
 	OPT_DIR,
+	OPT_DPDK,
+	OPT_UROCE_IP,
 };
 
 #define CLI_COMMON_LONGOPTS                                                  \
@@ -76,6 +78,8 @@ enum {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },                 \
 	{ "sockbuf", required_argument, NULL, OPT_SOCKBUF },                 \
 	{ "json", no_argument, NULL, OPT_JSON },                             \
+	{ "dpdk", required_argument, NULL, OPT_DPDK },                       \
+	{ "uroce-ip", required_argument, NULL, OPT_UROCE_IP },               \
 	{ "interval", required_argument, NULL, 'i' },                        \
 	{ "quiet", no_argument, NULL, 'q' },                                 \
 	{ "verbose", no_argument, NULL, 'v' },                               \

@@ -91,6 +91,7 @@ int ferry__pipe_start(struct ferry__pipe *p, void *(*fn)(void *))
 	memset(p->st, 0, sizeof(*p->st) * p->streams);
 	p->start_ns = p->last_ns = ferry__now_ns();
 	ferry__thread_cpu(&p->ctl_u0, &p->ctl_s0);
+	ferry__process_cpu(&p->proc_u0, &p->proc_s0);
 	for (unsigned i = 0; i < p->streams; i++) {
 		p->st[i].p = p;
 		p->st[i].idx = i;
@@ -193,13 +194,23 @@ void ferry__pipe_tick(struct ferry__pipe *p, const struct ferry_opts *o,
 		o->on_interval(rep, &iv, o->arg);
 }
 
-void ferry__thread_cpu(double *user, double *sys)
+static void cpu_of(int who, double *user, double *sys)
 {
 	struct rusage ru;
 
-	getrusage(RUSAGE_THREAD, &ru);
+	getrusage(who, &ru);
 	*user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
 	*sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+void ferry__thread_cpu(double *user, double *sys)
+{
+	cpu_of(RUSAGE_THREAD, user, sys);
+}
+
+void ferry__process_cpu(double *user, double *sys)
+{
+	cpu_of(RUSAGE_SELF, user, sys);
 }
 
 void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep)
@@ -232,6 +243,14 @@ void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep)
 	for (unsigned i = 0; p->st && i < p->streams; i++) {
 		rep->cpu_user += p->st[i].cpu_user;
 		rep->cpu_sys += p->st[i].cpu_sys;
+	}
+	/* a sender is alone in its process: count every thread it has,
+	 * a transport's own (uroce's poller) included. A receiver may serve
+	 * several sessions at once and counts its session's threads. */
+	if (p->role == FERRY__SENDER && p->start_ns) {
+		ferry__process_cpu(&u, &s);
+		rep->cpu_user = u - p->proc_u0;
+		rep->cpu_sys = s - p->proc_s0;
 	}
 }
 

@@ -81,6 +81,7 @@ struct ferry__pipe {
 	/* interval sampling */
 	uint64_t last_ns, last_bytes, last_chunks, last_stalls;
 	double ctl_u0, ctl_s0; /* control thread CPU when the session began */
+	double proc_u0, proc_s0; /* the process's, likewise */
 };
 
 /* Geometry from negotiated values: slots split over streams. Returns 0 or
@@ -118,8 +119,9 @@ int ferry__pipe_next_tick_ms(const struct ferry__pipe *p,
 /* Fill the report's settings and totals. */
 void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep);
 
-/* CPU seconds this thread has used. */
+/* CPU seconds this thread / this process has used. */
 void ferry__thread_cpu(double *user, double *sys);
+void ferry__process_cpu(double *user, double *sys);
 
 /* Undo ferry__pipe_memory and the transport's open (to try another). */
 void ferry__pipe_release(struct ferry__pipe *p);
