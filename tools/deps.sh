@@ -7,7 +7,7 @@ pkgs=(
 	meson ninja-build pkg-config gcc make
 	libssl-dev libisal-dev libcunit1-dev libnuma-dev
 	libibverbs-dev librdmacm-dev ibverbs-utils libdpdk-dev
-	iproute2 procps psmisc python3 python3-scapy clang valgrind
+	iproute2 procps psmisc iputils-ping iperf3 python3 python3-scapy clang valgrind
 	dpdk-dev tshark # uroce: dpdk-testpmd (bench/uroce_ceiling.sh), captures
 )
 
