@@ -8,6 +8,8 @@
 #include "ferry/sum.h"
 #include "io/fsx.h"
 
+#define PIECE (256u << 10)
+
 static int open_once(struct ferry__frx *r, struct frx_file *f,
 		     const struct ferry_entry *e)
 {
@@ -59,12 +61,24 @@ static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 		return err;
 	if (f->j.sums[k].have)
 		return -FERRY_EPROTO; /* sent twice */
-	err = ferry__fs_pwrite_full(f->partfd, payload, h->len, h->offset);
-	if (err)
-		return err;
-	err = ferry__journal_add(&f->j, k, h->crc,
-				 r->cksum == FERRY_CKSUM_ADLER32 ?
-					 ferry_adler32(1, payload, h->len) : 1);
+	/* The pipeline left the crc32c check to us: each piece is summed
+	 * and written while it is in the cache, so the payload is read from
+	 * memory once. The part file is not published, and the chunk not
+	 * journaled, unless the crc32c matches. */
+	uint32_t crc = 0, adler = 1;
+	for (uint32_t at = 0; at < h->len; at += PIECE) {
+		uint32_t n = h->len - at < PIECE ? h->len - at : PIECE;
+		crc = ferry_crc32c(crc, payload + at, n);
+		if (r->cksum == FERRY_CKSUM_ADLER32)
+			adler = ferry_adler32(adler, payload + at, n);
+		err = ferry__fs_pwrite_full(f->partfd, payload + at, n,
+					    h->offset + at);
+		if (err)
+			return err;
+	}
+	if (crc != h->crc)
+		return -FERRY_ECRC;
+	err = ferry__journal_add(&f->j, k, h->crc, adler);
 	if (err)
 		return err;
 	if (atomic_fetch_add(&f->landed, 1) + 1 == f->n_chunks)
@@ -74,4 +88,5 @@ static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 
 const struct ferry__dp_ops ferry__files_rx_dp = {
 	.consume = rx_consume,
+	.checks_crc = true,
 };

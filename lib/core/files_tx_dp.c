@@ -25,25 +25,37 @@ static int open_once(struct ftx_file *f, const struct ferry_entry *e)
 	return err;
 }
 
-/* Read len bytes at off; with O_DIRECT the length is rounded up to 4 KiB
- * (the buffer has room: a slot's payload area is a multiple of 4 KiB). */
-static int read_chunk(struct ftx_file *f, uint8_t *buf, uint64_t len,
-		      uint64_t off)
-{
-	uint64_t want = f->direct ? (len + 4095) & ~4095ull : len, got = 0;
+/* Read len bytes at off into buf and sum them: in pieces, each summed
+ * while it is still in the cache. With O_DIRECT every read is 4 KiB
+ * aligned (the buffer has room: a slot's payload area is a multiple of
+ * 4 KiB). */
+#define PIECE (256u << 10)
 
+static int read_chunk(struct ftx_file *f, uint8_t *buf, uint64_t len,
+		      uint64_t off, bool adler, uint32_t *crc, uint32_t *ad)
+{
+	uint64_t got = 0, summed = 0;
+
+	*crc = 0;
+	*ad = 1;
 	while (got < len) {
-		ssize_t n = pread(f->fd, buf + got, want - got, (off_t)(off + got));
+		uint64_t want = len - got < PIECE ? len - got : PIECE;
+		if (f->direct)
+			want = (want + 4095) & ~4095ull;
+		ssize_t n = pread(f->fd, buf + got, want, (off_t)(off + got));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EINVAL && f->direct)
-				return -EINVAL; /* alignment refused */
 			return -errno;
 		}
 		if (n == 0)
 			return -ESTALE; /* the file shrank while we read it */
 		got += (uint64_t)n;
+		uint64_t upto = got < len ? got : len;
+		*crc = ferry_crc32c(*crc, buf + summed, upto - summed);
+		if (adler)
+			*ad = ferry_adler32(*ad, buf + summed, upto - summed);
+		summed = upto;
 	}
 	return 0;
 }
@@ -71,18 +83,16 @@ static int tx_fill(struct ferry__stream *s, uint8_t *payload,
 	err = open_once(f, e);
 	if (err)
 		return err;
-	err = read_chunk(f, payload, len, off);
+	err = read_chunk(f, payload, len, off,
+			 t->spec->cksum == FERRY_CKSUM_ADLER32, &h->crc,
+			 &f->sums[u->chunk].adler32);
 	if (err)
 		return err;
 	h->file_idx = u->file;
 	h->offset = off;
 	h->len = (uint32_t)len;
 	h->flags = u->chunk + 1 == f->n_chunks ? FERRY_CHUNK_LAST : 0;
-	h->crc = ferry_crc32c(0, payload, len);
 	f->sums[u->chunk].crc32c = h->crc;
-	f->sums[u->chunk].adler32 =
-		t->spec->cksum == FERRY_CKSUM_ADLER32 ?
-			ferry_adler32(1, payload, len) : 1;
 	f->sums[u->chunk].have = true;
 	if (atomic_fetch_add(&f->read_done, 1) + 1 == f->to_read) {
 		/* every chunk read: the control thread sends its sums */

@@ -36,6 +36,10 @@ struct ferry__dp_ops {
 	 * slot is released when this returns 0. */
 	int (*consume)(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 		       const uint8_t *payload);
+	/* consume checks the payload's crc32c itself (returning
+	 * -FERRY_ECRC), fused with the other sums it takes, so the payload
+	 * is read once while it is in the cache. */
+	bool checks_crc;
 };
 
 /* Per-stream state and counters, one cache line apart. Counters are

@@ -164,12 +164,13 @@ static int check_chunk(struct ferry__stream *s, struct ferry_credit_rx *c,
 	    h.len != wc->len - FERRY_CHUNK_HDR_SPACE || h.len > p->chunk ||
 	    h.xfer_id != p->xfer_id)
 		return -FERRY_EPROTO;
-	if (ferry_chunk_verify(&h, slotp + FERRY_CHUNK_HDR_SPACE)) {
+	err = p->dp->checks_crc ? 0 :
+				  ferry_chunk_verify(&h, slotp + FERRY_CHUNK_HDR_SPACE);
+	if (!err)
+		err = p->dp->consume(s, &h, slotp + FERRY_CHUNK_HDR_SPACE);
+	if (err == -FERRY_ECRC)
 		atomic_fetch_add_explicit(&s->crc_errors, 1,
 					  memory_order_relaxed);
-		return -FERRY_ECRC;
-	}
-	err = p->dp->consume(s, &h, slotp + FERRY_CHUNK_HDR_SPACE);
 	if (err)
 		return err;
 	atomic_fetch_add_explicit(&s->bytes, h.len, memory_order_relaxed);
