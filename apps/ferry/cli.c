@@ -216,6 +216,16 @@ int cli_common_opt(struct cli_common *c, const char *cmd, int opt,
 	case OPT_TRANSPORT:
 		c->o.transport = arg;
 		return 1;
+	case 'P': /* senders only: recv's option strings lack it */
+		if (!cli_uint(cmd, "-P", arg, 1, FERRY_MAX_STREAMS, &u))
+			return -1;
+		c->o.streams = u;
+		return 1;
+	case 'l':
+		if (!cli_size(cmd, "-l", arg, &v))
+			return -1;
+		c->o.chunk_size = v;
+		return 1;
 	case OPT_SLOTS:
 		if (!cli_uint(cmd, "--slots", arg, 1, FERRY_MAX_SLOTS, &u))
 			return -1;

@@ -90,16 +90,6 @@ int cmd_bench(int argc, char **argv)
 				cli_die_usage("bench", "-n must be more than 0");
 			spec.bytes = v;
 			break;
-		case 'P':
-			if (!cli_uint("bench", "-P", optarg, 1,
-				      FERRY_MAX_STREAMS, &c.o.streams))
-				return 2;
-			break;
-		case 'l':
-			if (!cli_size("bench", "-l", optarg, &v))
-				return 2;
-			c.o.chunk_size = v;
-			break;
 		case 'h':
 			fputs(help_bench, stdout);
 			return 0;

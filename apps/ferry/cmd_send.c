@@ -215,23 +215,12 @@ int cmd_send(int argc, char **argv)
 	struct ferry_key key;
 	struct ferry_report *rep;
 	char host[256], port[8], dest[4096], why[512] = "";
-	uint64_t v;
 	int opt, err, ck;
 
 	cli_common_init(&c);
 	while ((opt = getopt_long(argc, argv, "P:l:Li:qvh", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
-		case 'P':
-			if (!cli_uint("send", "-P", optarg, 1,
-				      FERRY_MAX_STREAMS, &c.o.streams))
-				return 2;
-			break;
-		case 'l':
-			if (!cli_size("send", "-l", optarg, &v))
-				return 2;
-			c.o.chunk_size = v;
-			break;
 		case OPT_CKSUM:
 			ck = ferry_cksum_parse(optarg);
 			if (ck < 0) {
