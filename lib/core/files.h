@@ -42,6 +42,12 @@ int ferry__plan_decode(const uint8_t *buf, size_t len,
 		       int (*fn)(void *arg, const struct ferry__plan_entry *e),
 		       void *arg);
 
+/* Whole-file crc32c and adler32 from the per-chunk sums of a file of size
+ * bytes in chunks of chunk bytes, in order (both sides use it). */
+void ferry__sums_combine(const struct ferry_chunk_sum *s, uint64_t n,
+			 uint64_t size, uint64_t chunk, uint32_t *crc,
+			 uint32_t *adler);
+
 /* A queue of file indexes from workers to the control thread, with an
  * eventfd the control thread polls. Pushed once per file, not per chunk. */
 struct ferry__fileq {

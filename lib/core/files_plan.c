@@ -8,6 +8,7 @@
 #include "core/files.h"
 #include "ctrl/wire.h"
 #include "ferry/error.h"
+#include "ferry/sum.h"
 
 /* Entry: u32 idx, u8 action; EXISTS: u32 crc32c, u32 adler32; RESUME:
  * u32 n_ranges, then n x (u64 first, u64 count). Little-endian. */
@@ -143,4 +144,19 @@ void ferry__fileq_free(struct ferry__fileq *q)
 	free(q->v);
 	pthread_mutex_destroy(&q->lock);
 	q->v = NULL;
+}
+
+void ferry__sums_combine(const struct ferry_chunk_sum *s, uint64_t n,
+			 uint64_t size, uint64_t chunk, uint32_t *crc,
+			 uint32_t *adler)
+{
+	uint32_t c = 0, a = 1;
+
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t len = size - k * chunk < chunk ? size - k * chunk : chunk;
+		c = ferry_crc32c_combine(c, s[k].crc32c, len);
+		a = ferry_adler32_combine(a, s[k].adler32, len);
+	}
+	*crc = c;
+	*adler = a;
 }

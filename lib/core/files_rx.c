@@ -13,20 +13,6 @@
 #include "io/fsx.h"
 #include "util/util.h"
 
-static void combine_j(const struct ferry_journal *j, uint64_t size,
-		      uint64_t chunk, uint32_t *crc, uint32_t *adler)
-{
-	uint32_t c = 0, a = 1;
-
-	for (uint64_t k = 0; k < j->n_chunks; k++) {
-		uint64_t len = size - k * chunk < chunk ? size - k * chunk : chunk;
-		c = ferry_crc32c_combine(c, j->sums[k].crc32c, len);
-		a = ferry_adler32_combine(a, j->sums[k].adler32, len);
-	}
-	*crc = c;
-	*adler = a;
-}
-
 /* Sums of an existing target, for skip-existing. */
 static int sum_target(int parentfd, const char *base, uint64_t size,
 		      uint64_t chunk, uint32_t *crc, uint32_t *adler)
@@ -394,7 +380,8 @@ static int finalize(struct ferry__frx *r, int fd, uint32_t idx)
 		goto fail;
 	}
 	if (f->jopen)
-		combine_j(&f->j, e->size, r->chunk, &crc, &adler);
+		ferry__sums_combine(f->j.sums, f->j.n_chunks, e->size,
+				    r->chunk, &crc, &adler);
 	if (crc != f->s_crc ||
 	    (r->cksum == FERRY_CKSUM_ADLER32 && adler != f->s_adler)) {
 		err = -FERRY_ECRC;

@@ -27,22 +27,6 @@ int ferry_cksum_parse(const char *name)
 	return -1;
 }
 
-/* Whole-file sums from per-chunk sums, in order. */
-static void combine(const struct ferry_chunk_sum *s, uint64_t n,
-		    uint64_t size, uint64_t chunk, uint32_t *crc,
-		    uint32_t *adler)
-{
-	uint32_t c = 0, a = 1;
-
-	for (uint64_t k = 0; k < n; k++) {
-		uint64_t len = size - k * chunk < chunk ? size - k * chunk : chunk;
-		c = ferry_crc32c_combine(c, s[k].crc32c, len);
-		a = ferry_adler32_combine(a, s[k].adler32, len);
-	}
-	*crc = c;
-	*adler = a;
-}
-
 struct tx_ctx {
 	struct ferry__ftx *t;
 	struct ferry__pipe *p;
@@ -115,8 +99,8 @@ static int tx_work(void *ctx, int fd, char *why, size_t whylen)
 		struct ftx_file *f = &t->f[idx];
 		const struct ferry_entry *e = &t->m.e[idx];
 
-		combine(f->sums, f->n_chunks, e->size, t->chunk, &f->crc32c,
-			&f->adler32);
+		ferry__sums_combine(f->sums, f->n_chunks, e->size, t->chunk,
+				    &f->crc32c, &f->adler32);
 		err = send_sum(fd, c->p->timeout_ms, idx, 0, f->crc32c,
 			       f->adler32);
 		if (err) {
@@ -225,8 +209,8 @@ static int sum_file(struct ferry__ftx *t, uint32_t idx, uint8_t *buf)
 		f->sums[k].adler32 = ferry_adler32(1, buf, len);
 	}
 	close(fd);
-	combine(f->sums, f->n_chunks, e->size, t->chunk, &f->crc32c,
-		&f->adler32);
+	ferry__sums_combine(f->sums, f->n_chunks, e->size, t->chunk,
+			    &f->crc32c, &f->adler32);
 	return err;
 }
 
