@@ -9,6 +9,8 @@ pkgs=(
 	libibverbs-dev librdmacm-dev ibverbs-utils libdpdk-dev
 	iproute2 procps psmisc iputils-ping iperf3 python3 python3-scapy clang valgrind
 	dpdk-dev tshark # uroce: dpdk-testpmd (bench/uroce_ceiling.sh), captures
+	qperf gnuplot-nox # bench/osu_compare.sh: the reference, the plots
+	man-db groff-base systemd # man page checks, systemd-analyze verify of the unit
 )
 
 missing=()

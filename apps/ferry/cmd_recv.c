@@ -50,6 +50,10 @@ const char help_recv[] =
 "                        \"--vdev=net_af_packet0,iface=eth1\"; see docs/uroce.md\n"
 "      --uroce-ip ADDR   uroce: the IPv4 address its frames carry (default:\n"
 "                        the port's interface address)\n"
+"      --poll MODE       busy or event: spin on completions (lowest latency,\n"
+"                        a core per stream) or sleep until signalled; default\n"
+"                        busy on verbs and uroce (uroce has only busy), event\n"
+"                        on tcp\n"
 "      --cpus LIST       pin workers to these CPUs (default: the NIC's node)\n"
 "      --numa N          put the ring on NUMA node N (default: the NIC's)\n"
 "\n"
@@ -64,6 +68,7 @@ const char help_recv[] =
 "      --json            one JSON document per session on stdout\n"
 "  -q, --quiet           only warnings and session summaries\n"
 "  -v, --verbose         debug messages from the library\n"
+"  -h, --help            this text\n"
 "      --timeout SEC     drop a peer silent this long (default 10)\n"
 "\n"
 "Exit status: 0 after a signal (or, with --once, a good session), 1 when\n"
@@ -184,6 +189,9 @@ int cmd_recv(int argc, char **argv)
 				return 2;
 			c.o.max_mem = v;
 			break;
+		case OPT_SLOTS:
+			fprintf(stderr, "ferry recv: --slots is the sender's choice (ferry send/bench --slots); bound the receiver's memory with --max-mem\n");
+			return 2;
 		case 'h':
 			fputs(help_recv, stdout);
 			return 0;

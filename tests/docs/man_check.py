@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Every command, option and exported symbol has a man page, and every page
+renders without a warning.
+
+  man_check.py --src SRCDIR --man MANDIR --lib libferry.so
+               [--ferry ferry] [--wanem ferry-wanem]
+
+Fails (exit 1) with one line per gap:
+  - a subcommand of apps/ferry/main.c (its cmds[] table, or a command
+    help_main lists) without ferry-CMD.1;
+  - a --long option of a command's getopt table (CLI_COMMON_LONGOPTS
+    expanded), or of its --help output, missing from its page;
+  - a symbol libferry.so exports that is internal (ferry__*), unprefixed,
+    or on no libferry page's NAME line; a function a page names that the
+    library does not export;
+  - a page `man --warnings -l` warns about.
+Exits 77 (skip) when man(1) is not installed, after the other checks.
+"""
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tools"))
+import mkman  # noqa: E402  (the generator's own C-string reader)
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg)
+
+
+def page_text(path):
+    """A page's roff with escapes undone far enough to search for --opt."""
+    s = open(path, encoding="utf-8").read()
+    s = s.replace("\\-", "-").replace("\\&", "").replace("\\e", "\\")
+    return re.sub(r"\\f[BIRP]", "", s)
+
+
+def has_option(text, opt):
+    return re.search(r"(?<![\w-])--%s(?![\w-])" % re.escape(opt), text)
+
+
+def longopts(src, cli_h):
+    """Long option names in the getopt tables of a C file."""
+    text = open(src, encoding="utf-8").read()
+    common = open(cli_h, encoding="utf-8").read()
+    m = re.search(r"#define CLI_COMMON_LONGOPTS(.*?)\n\n", common, re.S)
+    names = []
+    for t in re.finditer(r"struct option\s+\w+\[\]\s*=\s*\{(.*?)\};", text,
+                         re.S):
+        body = t.group(1)
+        if "CLI_COMMON_LONGOPTS" in body and m:
+            body += m.group(1)
+        names += re.findall(r'\{\s*"([\w-]+)"\s*,', body)
+    return names
+
+
+def help_options(exe, args):
+    try:
+        out = subprocess.run([exe] + args, capture_output=True, text=True,
+                             timeout=30).stdout
+    except OSError as e:
+        fail("%s %s: %s" % (exe, " ".join(args), e))
+        return []
+    return re.findall(r"(?<![\w-])--([A-Za-z][\w-]*)", out)
+
+
+def check_commands(a):
+    main_c = os.path.join(a.src, "apps/ferry/main.c")
+    text = open(main_c, encoding="utf-8").read()
+    table = re.search(r"\bcmds\[\]\s*=\s*\{(.*?)\};", text, re.S).group(1)
+    cmds = dict(re.findall(r'\{\s*"([\w-]+)"\s*,\s*(\w+)\s*\}', table))
+    listed = mkman.command_summaries(main_c)
+    if re.search(r'strcmp\(argv\[1\], "version"\)', text):
+        cmds.setdefault("version", None)
+    top = page_text(os.path.join(a.man, "ferry.1"))
+    for c in sorted(set(cmds) | set(listed)):
+        if c not in listed:
+            fail("ferry %s: not in help_main's Commands list" % c)
+        page = os.path.join(a.man, "ferry-%s.1" % c)
+        if not os.path.exists(page):
+            fail("ferry %s: no man page ferry-%s.1" % (c, c))
+        elif "ferry-%s(1)" % c not in top:
+            fail("ferry.1 does not point to ferry-%s(1)" % c)
+    return cmds
+
+
+def check_options(a, cmds):
+    cli_h = os.path.join(a.src, "apps/ferry/cli.h")
+    srcs = glob.glob(os.path.join(a.src, "apps/ferry/*.c"))
+    pages = []
+    for c, fn in sorted(cmds.items()):
+        if not fn:
+            continue
+        src = [s for s in srcs if re.search(r"\bint %s\s*\(" % fn,
+                                            open(s, encoding="utf-8").read())]
+        if not src:
+            fail("ferry %s: no source defines %s()" % (c, fn))
+            continue
+        pages.append(("ferry-%s" % c, src[0], [a.ferry, c, "--help"]
+                      if a.ferry else None))
+    pages.append(("ferry-wanem", os.path.join(a.src, "apps/wanem/main.c"),
+                  [a.wanem, "--help"] if a.wanem else None))
+    n = 0
+    for name, src, run in pages:
+        path = os.path.join(a.man, name + ".1")
+        if not os.path.exists(path):
+            fail("%s: no man page" % name)
+            continue
+        text = page_text(path)
+        opts = longopts(src, cli_h)
+        if run:
+            opts += help_options(run[0], run[1:])
+        for o in sorted(set(opts)):
+            n += 1
+            if o == "help" and not has_option(text, o):
+                continue  # every command takes --help; the page is its text
+            if not has_option(text, o):
+                fail("%s: option --%s (%s) is not on its page" %
+                     (name, o, os.path.relpath(src, a.src)))
+    print("options: %d checked on %d pages" % (n, len(pages)))
+
+
+def exported(lib):
+    out = subprocess.run(["nm", "-D", "--defined-only", lib],
+                         capture_output=True, text=True, check=True).stdout
+    syms = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[1] != "A":
+            syms.append(f[2].split("@")[0])
+    return syms
+
+
+def check_symbols(a):
+    names = {}
+    for p in glob.glob(os.path.join(a.man, "libferry-*.3")):
+        for n in mkman.page_names(p):
+            names[n] = os.path.basename(p)
+    syms = exported(a.lib)
+    for s in sorted(set(syms)):
+        if s.startswith("ferry__"):
+            fail("libferry.so exports internal %s (lib/libferry.map)" % s)
+        elif not s.startswith("ferry_"):
+            fail("libferry.so exports %s, outside the ferry_ API" % s)
+        elif s not in names:
+            fail("libferry.so exports %s, which no public header declares "
+                 "and no page documents" % s)
+    for n, p in sorted(names.items()):
+        if n not in syms:
+            fail("%s names %s, which libferry.so does not export" % (p, n))
+    print("symbols: %d exported, %d on pages" % (len(set(syms)), len(names)))
+
+
+def check_render(a):
+    man = shutil.which("man")
+    if not man:
+        return "man(1) is not installed (tools/deps.sh installs man-db)"
+    pages = sorted(glob.glob(os.path.join(a.man, "*.[13]")))
+    env = dict(os.environ, MANWIDTH="80", LC_ALL="C.UTF-8", MANPAGER="cat",
+               PAGER="cat")
+    for p in pages:
+        r = subprocess.run([man, "--warnings", "-l", p], capture_output=True,
+                           text=True, env=env)
+        if r.returncode != 0 or r.stderr.strip():
+            fail("%s: man --warnings -l: %s" %
+                 (os.path.basename(p), r.stderr.strip() or
+                  "exit %d" % r.returncode))
+    print("render: %d pages" % len(pages))
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--man", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--ferry")
+    ap.add_argument("--wanem")
+    a = ap.parse_args()
+    cmds = check_commands(a)
+    check_options(a, cmds)
+    check_symbols(a)
+    skip = check_render(a)
+    if failures:
+        print("%d gaps" % len(failures))
+        return 1
+    if skip:
+        print("SKIP rendering: " + skip, file=sys.stderr)
+        return 77
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
