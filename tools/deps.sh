@@ -11,6 +11,7 @@ pkgs=(
 	dpdk-dev tshark # uroce: dpdk-testpmd (bench/uroce_ceiling.sh), captures
 	qperf gnuplot-nox # bench/osu_compare.sh: the reference, the plots
 	man-db groff-base systemd # man page checks, systemd-analyze verify of the unit
+	libmicrohttpd-dev python3-prometheus-client curl # --metrics, its test
 )
 
 missing=()

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "ferry/error.h"
 #include "ferry/log.h"
+#include "ferry/xport.h"
 
 static void bad(const char *cmd, const char *opt, const char *s,
 		const char *reason)
@@ -262,6 +263,17 @@ int cli_common_opt(struct cli_common *c, const char *cmd, int opt,
 		return 1;
 	case OPT_UROCE_IP:
 		setenv("FERRY_UROCE_IP", arg, 1);
+		return 1;
+	case OPT_POLL:
+		if (strcmp(arg, "busy") == 0)
+			c->o.poll_mode = FERRY_POLL_BUSY;
+		else if (strcmp(arg, "event") == 0)
+			c->o.poll_mode = FERRY_POLL_EVENT;
+		else {
+			fprintf(stderr, "ferry %s: bad value '%s' for --poll: busy or event\n",
+				cmd, arg);
+			return -1;
+		}
 		return 1;
 	case 'i':
 		if (!cli_seconds(cmd, "-i", arg, 0, 3600, &d))

@@ -66,6 +66,7 @@ enum {
 	OPT_DIR,
 	OPT_DPDK,
 	OPT_UROCE_IP,
+	OPT_POLL,
 };
 
 #define CLI_COMMON_LONGOPTS                                                  \
@@ -80,6 +81,7 @@ enum {
 	{ "json", no_argument, NULL, OPT_JSON },                             \
 	{ "dpdk", required_argument, NULL, OPT_DPDK },                       \
 	{ "uroce-ip", required_argument, NULL, OPT_UROCE_IP },               \
+	{ "poll", required_argument, NULL, OPT_POLL },                       \
 	{ "interval", required_argument, NULL, 'i' },                        \
 	{ "quiet", no_argument, NULL, 'q' },                                 \
 	{ "verbose", no_argument, NULL, 'v' },                               \

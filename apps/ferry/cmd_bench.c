@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "ferry/error.h"
+#include "metrics.h"
 #include "out.h"
 
 const char help_bench[] =
@@ -35,8 +36,32 @@ const char help_bench[] =
 "                        \"--vdev=net_af_packet0,iface=eth1\"; see docs/uroce.md\n"
 "      --uroce-ip ADDR   uroce: the IPv4 address its frames carry (default:\n"
 "                        the port's interface address)\n"
+"      --poll MODE       busy or event: spin on completions (lowest latency,\n"
+"                        a core per stream) or sleep until signalled; default\n"
+"                        busy on verbs and uroce (uroce has only busy), event\n"
+"                        on tcp\n"
 "      --cpus LIST       pin workers to these CPUs (default: the NIC's node)\n"
 "      --numa N          put buffers on NUMA node N (default: the NIC's)\n"
+"\n"
+"OSU-style message benchmarks (instead of -t and -n):\n"
+"      --osu MODE        lat: ping-pong, latency is half the round trip;\n"
+"                        bw: windows of messages one way, an ack after each;\n"
+"                        bibw: windows both ways at once; mr: as bw, read as\n"
+"                        messages/s. One pair of endpoints (bibw: two), each\n"
+"                        message written straight to the peer's small ring\n"
+"                        (tcp: one frame, TCP_NODELAY; uroce and verbs: one\n"
+"                        RDMA WRITE with immediate)\n"
+"      --sizes LIST      message sizes, 1 B to 4M: a range LO-HI (powers of\n"
+"                        two from LO), a list (8,64,1K), or both; default 1-4M\n"
+"      --iters N         timed iterations per size (default: lat 10000 up\n"
+"                        to 8K, 1000 above; bw, bibw, mr 100 windows up to\n"
+"                        8K, 20 above)\n"
+"      --warmup N        untimed iterations before (default: a tenth)\n"
+"      --window N        messages per window for bw, bibw, mr (default 64)\n"
+"      --csv             CSV instead of the table (--json: one JSON document)\n"
+"  Per size: latency avg, p50, p99 and max in us, MB/s, Gb/s, messages/s,\n"
+"  and the CPU % of each side's process (the receiver reports its own).\n"
+"  --poll busy|event sets how both sides wait, and is reported.\n"
 "\n"
 "Security:\n"
 "      --key FILE        shared key (default $FERRY_KEY); both hosts need\n"
@@ -47,6 +72,11 @@ const char help_bench[] =
 "Output:\n"
 "  -i, --interval SEC    seconds between interval lines (default 1, 0 off)\n"
 "      --json            print one JSON document (start, intervals, end)\n"
+"      --metrics ADDR:PORT\n"
+"                        serve Prometheus metrics over HTTP at\n"
+"                        http://ADDR:PORT/metrics while it runs (:PORT:\n"
+"                        every address; port 0: any free one, printed);\n"
+"                        see docs/metrics.md\n"
 "  -q, --quiet           only warnings and the summary\n"
 "  -v, --verbose         debug messages from the library\n"
 "      --timeout SEC     give up when the peer is silent this long (10)\n"
@@ -54,7 +84,96 @@ const char help_bench[] =
 "Exit status: 0 when every chunk arrived intact, 1 when the session\n"
 "failed (the reason is printed), 2 on bad usage.\n"
 "\n"
-"Example: ferry bench -P 8 -t 30 --key /etc/ferry/key dtn2.example.org\n";
+"Example: ferry bench -P 8 -t 30 --key /etc/ferry/key dtn2.example.org\n"
+"         ferry bench --osu lat --sizes 1-64K --transport tcp dtn2\n";
+
+enum { OPT_OSU = 2000, OPT_SIZES, OPT_ITERS, OPT_WARMUP, OPT_WINDOW, OPT_CSV };
+
+struct osu_args {
+	struct ferry_osu_spec spec;
+	bool csv, sizes, other; /* other: an --osu option was given */
+	bool bulk;              /* -t, -n, -P, -l or --slots was given */
+};
+
+/* Handle one --osu option. Returns 1 if handled, 0 if not one, -1 on a bad
+ * value (reported). */
+static int osu_opt(struct osu_args *a, int opt, const char *arg)
+{
+	char why[256];
+	unsigned u;
+
+	switch (opt) {
+	case OPT_OSU:
+		a->spec.mode = ferry_osu_mode_parse(arg);
+		if (!a->spec.mode) {
+			fprintf(stderr, "ferry bench: bad value '%s' for --osu: lat, bw, bibw or mr\n",
+				arg);
+			return -1;
+		}
+		return 1;
+	case OPT_SIZES:
+		if (ferry_osu_parse_sizes(arg, &a->spec, why, sizeof(why))) {
+			fprintf(stderr, "ferry bench: --sizes: %s\n", why);
+			return -1;
+		}
+		a->sizes = true;
+		break;
+	case OPT_ITERS:
+		if (!cli_uint("bench", "--iters", arg, 1, FERRY_OSU_MAX_ITERS,
+			      &a->spec.iters))
+			return -1;
+		break;
+	case OPT_WARMUP:
+		if (!cli_uint("bench", "--warmup", arg, 0, FERRY_OSU_MAX_ITERS, &u))
+			return -1;
+		a->spec.warmup = u ? u : FERRY_OSU_NO_WARMUP;
+		break;
+	case OPT_WINDOW:
+		if (!cli_uint("bench", "--window", arg, 1, FERRY_OSU_MAX_WINDOW,
+			      &a->spec.window))
+			return -1;
+		break;
+	case OPT_CSV:
+		a->csv = true;
+		break;
+	default:
+		return 0;
+	}
+	a->other = true;
+	return 1;
+}
+
+static int run_osu(const char *host, const char *port, struct cli_common *c,
+		   struct osu_args *a)
+{
+	struct ferry_osu_result *res;
+	char why[512] = "";
+	int err;
+
+	if (a->bulk)
+		cli_die_usage("bench", "-t, -n, -P, -l and --slots do not go with --osu");
+	if (!a->sizes)
+		ferry_osu_default_sizes(&a->spec);
+	res = malloc(sizeof(*res));
+	if (!res) {
+		fprintf(stderr, "ferry bench: out of memory\n");
+		return 1;
+	}
+	err = ferry_osu(host, port, &c->o, &a->spec, res, why, sizeof(why));
+	if (!err || res->n_rows) {
+		if (c->json)
+			ferry_osu_json(res, stdout);
+		else if (a->csv)
+			ferry_osu_csv(res, stdout);
+		else
+			ferry_osu_table(res, stdout);
+	}
+	if (err)
+		fprintf(stderr, "ferry bench: %s\n", why[0] ? why :
+			ferry_strerror(err));
+	free(res);
+	return err ? 1 : 0;
+}
 
 int cmd_bench(int argc, char **argv)
 {
@@ -63,10 +182,20 @@ int cmd_bench(int argc, char **argv)
 		{ "bytes", required_argument, NULL, 'n' },
 		{ "streams", required_argument, NULL, 'P' },
 		{ "chunk", required_argument, NULL, 'l' },
+		{ "osu", required_argument, NULL, OPT_OSU },
+		{ "sizes", required_argument, NULL, OPT_SIZES },
+		{ "iters", required_argument, NULL, OPT_ITERS },
+		{ "warmup", required_argument, NULL, OPT_WARMUP },
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "csv", no_argument, NULL, OPT_CSV },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ferry_bench_spec spec = { .seconds = 10 };
+	struct osu_args osu = { 0 };
+	const char *metrics_at = NULL;
+	struct app_metrics *metrics = NULL;
 	struct cli_common c;
 	struct ferry_key key;
 	struct ferry_report *rep;
@@ -77,6 +206,14 @@ int cmd_bench(int argc, char **argv)
 	cli_common_init(&c);
 	while ((opt = getopt_long(argc, argv, "t:n:P:l:i:qvh", longopts,
 				  NULL)) != -1) {
+		if (opt == 't' || opt == 'n' || opt == 'P' || opt == 'l' ||
+		    opt == OPT_SLOTS)
+			osu.bulk = true;
+		err = osu_opt(&osu, opt, optarg);
+		if (err < 0)
+			return 2;
+		if (err > 0)
+			continue;
 		switch (opt) {
 		case 't':
 			if (!cli_seconds("bench", "-t", optarg, 0.1, 86400 * 7,
@@ -89,6 +226,9 @@ int cmd_bench(int argc, char **argv)
 			if (v == 0)
 				cli_die_usage("bench", "-n must be more than 0");
 			spec.bytes = v;
+			break;
+		case OPT_METRICS:
+			metrics_at = optarg;
 			break;
 		case 'h':
 			fputs(help_bench, stdout);
@@ -106,15 +246,29 @@ int cmd_bench(int argc, char **argv)
 	if (!cli_hostport("bench", argv[optind], host, sizeof(host), port,
 			  sizeof(port)))
 		return 2;
+	if (osu.other && !osu.spec.mode)
+		cli_die_usage("bench", "--sizes, --iters, --warmup, --window and --csv need --osu");
 	if (c.o.streams > c.o.slots)
 		c.o.slots = c.o.streams; /* at least one slot per stream */
-	if (ferry_opts_check(&c.o, why, sizeof(why))) {
+	/* --osu sets its own geometry, and checks the options then */
+	if (!osu.spec.mode && ferry_opts_check(&c.o, why, sizeof(why))) {
 		fprintf(stderr, "ferry bench: %s\n", why);
 		return 2;
 	}
 	if (!cli_key("bench", c.key_path, c.no_auth, &key, &c.o.key))
 		return 2;
 	cli_logger("bench", c.quiet || c.json, c.verbose);
+	if (metrics_at) {
+		err = app_metrics_start("bench", metrics_at, c.quiet || c.json,
+					&metrics);
+		if (err)
+			return app_metrics_exit(err);
+	}
+	if (osu.spec.mode) {
+		err = run_osu(host, port, &c, &osu);
+		app_metrics_stop(metrics);
+		return err;
+	}
 	if (!c.json && !c.quiet) {
 		c.o.on_interval = out_interval;
 		c.o.arg = stdout;
@@ -122,6 +276,7 @@ int cmd_bench(int argc, char **argv)
 	rep = malloc(sizeof(*rep));
 	if (!rep) {
 		fprintf(stderr, "ferry bench: out of memory\n");
+		app_metrics_stop(metrics);
 		return 1;
 	}
 	err = ferry_bench(host, port, &c.o, &spec, rep, why, sizeof(why));
@@ -133,5 +288,6 @@ int cmd_bench(int argc, char **argv)
 		fprintf(stderr, "ferry bench: %s\n", why[0] ? why :
 			ferry_strerror(err));
 	free(rep);
+	app_metrics_stop(metrics);
 	return err ? 1 : 0;
 }

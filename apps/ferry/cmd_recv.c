@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "ferry/error.h"
+#include "metrics.h"
 #include "out.h"
 
 const char help_recv[] =
@@ -66,6 +67,13 @@ const char help_recv[] =
 "Output:\n"
 "  -i, --interval SEC    seconds between interval lines (default 1, 0 off)\n"
 "      --json            one JSON document per session on stdout\n"
+"      --metrics ADDR:PORT\n"
+"                        serve Prometheus metrics over HTTP at\n"
+"                        http://ADDR:PORT/metrics (:PORT: every address;\n"
+"                        port 0: any free one, printed): bytes, chunks,\n"
+"                        sessions, errors, CPU of every session, and the\n"
+"                        host's TCP retransmits, context switches and NIC\n"
+"                        drops; see docs/metrics.md\n"
 "  -q, --quiet           only warnings and session summaries\n"
 "  -v, --verbose         debug messages from the library\n"
 "  -h, --help            this text\n"
@@ -148,10 +156,13 @@ int cmd_recv(int argc, char **argv)
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
 		{ "max-mem", required_argument, NULL, OPT_MAX_MEM },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *port = FERRY_DEFAULT_PORT, *bind_addr = NULL;
+	const char *metrics_at = NULL;
+	struct app_metrics *metrics = NULL;
 	unsigned max_sessions = 4, dummy;
 	struct cli_common c;
 	struct ferry_key key;
@@ -188,6 +199,9 @@ int cmd_recv(int argc, char **argv)
 			if (!cli_size("recv", "--max-mem", optarg, &v))
 				return 2;
 			c.o.max_mem = v;
+			break;
+		case OPT_METRICS:
+			metrics_at = optarg;
 			break;
 		case OPT_SLOTS:
 			fprintf(stderr, "ferry recv: --slots is the sender's choice (ferry send/bench --slots); bound the receiver's memory with --max-mem\n");
@@ -229,6 +243,14 @@ int cmd_recv(int argc, char **argv)
 	if (ferry_server_open(bind_addr, port, &c.o, &srv, why, sizeof(why))) {
 		fprintf(stderr, "ferry recv: %s\n", why);
 		return 1;
+	}
+	if (metrics_at) {
+		err = app_metrics_start("recv", metrics_at, c.quiet || c.json,
+					&metrics);
+		if (err) {
+			ferry_server_close(srv);
+			return app_metrics_exit(err);
+		}
 	}
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -280,5 +302,6 @@ int cmd_recv(int argc, char **argv)
 	}
 	/* sessions still running end with the process */
 	ferry_server_close(srv);
+	app_metrics_stop(metrics);
 	return err ? 1 : 0;
 }

@@ -9,6 +9,7 @@
 #include "cmds.h"
 #include "ferry/error.h"
 #include "ferry/files.h"
+#include "metrics.h"
 #include "out.h"
 
 const char help_send[] =
@@ -72,6 +73,11 @@ const char help_send[] =
 "  -i, --interval SEC    progress every SEC seconds (default 1, 0 off); on a\n"
 "                        terminal one line redrawn in place\n"
 "      --json            one JSON document with per-file results\n"
+"      --metrics ADDR:PORT\n"
+"                        serve Prometheus metrics over HTTP at\n"
+"                        http://ADDR:PORT/metrics while the transfer runs\n"
+"                        (:PORT: every address; port 0: any free one,\n"
+"                        printed); see docs/metrics.md\n"
 "  -q, --quiet           only warnings, errors and the summary\n"
 "  -v, --verbose         debug messages from the library\n"
 "  -h, --help            this text\n"
@@ -212,12 +218,15 @@ int cmd_send(int argc, char **argv)
 		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "follow-symlinks", no_argument, NULL, 'L' },
 		{ "files", required_argument, NULL, OPT_FILES },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ferry_send_spec spec = { .cksum = FERRY_CKSUM_ADLER32,
 					.files = FERRY_DEFAULT_FILES };
 	struct send_out so = { .tty = isatty(1) };
+	const char *metrics_at = NULL;
+	struct app_metrics *metrics = NULL;
 	struct cli_common c;
 	struct ferry_key key;
 	struct ferry_report *rep;
@@ -251,6 +260,9 @@ int cmd_send(int argc, char **argv)
 			break;
 		case 'L':
 			spec.follow_symlinks = true;
+			break;
+		case OPT_METRICS:
+			metrics_at = optarg;
 			break;
 		case OPT_FILES:
 			if (!cli_uint("send", "--files", optarg, 1, 1024,
@@ -297,9 +309,16 @@ int cmd_send(int argc, char **argv)
 		c.o.on_interval = on_interval;
 		c.o.arg = &so;
 	}
+	if (metrics_at) {
+		err = app_metrics_start("send", metrics_at, c.quiet || c.json,
+					&metrics);
+		if (err)
+			return app_metrics_exit(err);
+	}
 	rep = malloc(sizeof(*rep));
 	if (!rep) {
 		fprintf(stderr, "ferry send: out of memory\n");
+		app_metrics_stop(metrics);
 		return 1;
 	}
 	err = ferry_send(host, port, &c.o, &spec, rep, why, sizeof(why));
@@ -323,5 +342,6 @@ int cmd_send(int argc, char **argv)
 		fprintf(stderr, "ferry send: %s\n", why[0] ? why :
 			ferry_strerror(err));
 	free(rep);
+	app_metrics_stop(metrics);
 	return err ? 1 : 0;
 }

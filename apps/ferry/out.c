@@ -37,8 +37,9 @@ void out_summary(FILE *f, const char *prefix, const struct ferry_report *r)
 	char b[32], pool[32];
 	double cpu = r->cpu_user + r->cpu_sys;
 
-	fprintf(f, "%s%s over %s (%s): %u stream(s), %llu KiB chunks, %u slots (%u per stream)\n",
-		prefix, r->role, r->transport, r->transport_why, r->streams,
+	fprintf(f, "%s%s over %s (%s; %s polling): %u stream(s), %llu KiB chunks, %u slots (%u per stream)\n",
+		prefix, r->role, r->transport, r->transport_why,
+		r->poll[0] ? r->poll : "?", r->streams,
 		(unsigned long long)(r->chunk_size >> 10), r->slots, r->depth);
 	fprintf(f, "%smemory: %s on %s pages, NUMA node %d; %s\n", prefix,
 		out_bytes(pool, sizeof(pool), (double)r->pool_bytes),

@@ -43,6 +43,7 @@ struct ferry_opts {
 	int numa_node;         /* bind memory here; -1: the NIC's node */
 	int timeout_ms;        /* handshake, connect, and stall limit */
 	size_t sockbuf;        /* tcp socket buffers; 0: kernel autotuning */
+	int poll_mode;         /* enum ferry_poll_mode; 0: the transport's */
 	uint64_t max_mem;      /* receiver: largest ring it will allocate */
 	const char *dir;       /* receiver: where file sessions land; NULL:
 				  bench sessions only */
@@ -74,7 +75,10 @@ int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 
 struct ferry_server;
 
-/* Listen for sessions on addr:port (addr NULL: all addresses). */
+/* Listen for sessions on addr:port (addr NULL: all addresses). Without
+ * o->key the address the socket got must be loopback: anything else is
+ * refused with -FERRY_EAUTH (sessions without authentication stay on this
+ * host). */
 int ferry_server_open(const char *addr, const char *port,
 		      const struct ferry_opts *o, struct ferry_server **out,
 		      char *why, size_t whylen);
@@ -92,5 +96,108 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 			 struct ferry_report *rep, char *why, size_t whylen);
 
 void ferry_server_close(struct ferry_server *srv);
+
+/* ---- OSU-style micro-benchmarks (ferry bench --osu) ----
+ *
+ * One pair of endpoints (bibw: one more, for the way back) moves messages
+ * of each size in turn, directly on the transport: an RDMA WRITE with
+ * immediate of exactly size bytes into the peer's message ring (on tcp,
+ * one frame), no chunk header, no checksum, no credits. The receiver
+ * echoes each message (lat), counts and acknowledges each window (bw, mr),
+ * or sends its own windows back at the same time (bibw). Between sizes,
+ * a small message each way takes each side's counts and CPU time.
+ */
+#define FERRY_OSU_MAX_SIZE (4u << 20) /* largest message */
+#define FERRY_OSU_MAX_SIZES 64
+#define FERRY_OSU_MAX_WINDOW 1024
+#define FERRY_OSU_MAX_ITERS 1000000
+#define FERRY_OSU_DEFAULT_WINDOW 64
+#define FERRY_OSU_NO_WARMUP UINT32_MAX
+
+enum ferry_osu_mode {
+	FERRY_OSU_LAT = 1,  /* ping-pong; latency is half the round trip */
+	FERRY_OSU_BW = 2,   /* windows one way, an ack after each */
+	FERRY_OSU_BIBW = 3, /* windows both ways at once */
+	FERRY_OSU_MR = 4,   /* as bw; the figure is messages per second */
+};
+
+struct ferry_osu_spec {
+	int mode;                /* enum ferry_osu_mode */
+	unsigned n_sizes;        /* sizes in the order they run */
+	uint32_t sizes[FERRY_OSU_MAX_SIZES];
+	unsigned iters, warmup;  /* 0: the defaults of ferry_osu_iters;
+				    warmup FERRY_OSU_NO_WARMUP: none */
+	unsigned window;         /* bw, bibw, mr; 0: the default */
+};
+
+/* One size. Timed phase only (warm-up excluded). */
+struct ferry_osu_row {
+	uint32_t size;
+	uint64_t iters;   /* lat: round trips; others: windows */
+	uint64_t count;   /* messages moved, both ways (lat: pings and
+			     pongs; bibw: both windows) */
+	uint64_t bytes;   /* size x count */
+	double seconds;
+	/* lat: half round trips; others: window time / window, per window */
+	double avg_us, p50_us, p99_us, max_us;
+	double mbps;      /* 1e6 bytes per second */
+	double gbps;      /* 1e9 bits per second */
+	double msg_rate;  /* count / seconds */
+	double cpu_pct;   /* this process, % of one core */
+	double peer_cpu_pct; /* the receiver's process, as it reported */
+};
+
+struct ferry_osu_result {
+	int mode;
+	char transport[12];
+	char poll[8];      /* "busy" or "event": this side's waiting */
+	char peer_poll[8]; /* the receiver's */
+	char peer[80];
+	unsigned window;   /* 0 for lat */
+	unsigned n_rows;
+	struct ferry_osu_row rows[FERRY_OSU_MAX_SIZES];
+};
+
+/* Run spec against a receiver at host:port (o: transport, timeout, key,
+ * cpus, poll mode; streams, chunk and slots are the benchmark's own).
+ * Returns 0 or a negative error with why; -ENOTSUP for a transport
+ * without two-way writes (the ops table's duplex). */
+int ferry_osu(const char *host, const char *port, const struct ferry_opts *o,
+	      const struct ferry_osu_spec *spec, struct ferry_osu_result *res,
+	      char *why, size_t whylen);
+
+/* "lat", "bw", "bibw", "mr" and back (0 if unknown). */
+const char *ferry_osu_mode_name(int mode);
+int ferry_osu_mode_parse(const char *s);
+
+/* Parse a size list into spec->sizes: comma-separated items, each a size
+ * ("64", "4K", "1M"; K and M are powers of 2) or a range "LO-HI", the
+ * powers of two from LO up to HI (LO itself, then doubling). Sizes from 1
+ * to FERRY_OSU_MAX_SIZE. Returns 0 or -EINVAL with why. */
+int ferry_osu_parse_sizes(const char *s, struct ferry_osu_spec *spec,
+			  char *why, size_t whylen);
+
+/* The default size list: 1 B to 4 MiB in powers of two. */
+void ferry_osu_default_sizes(struct ferry_osu_spec *spec);
+
+/* Iterations and warm-up for one size: spec's when set, else OSU's
+ * habit: lat 10000 and 1000 up to 8 KiB, 1000 and 100 above; windows of
+ * bw, bibw and mr 100 and 10 up to 8 KiB, 20 and 2 above. A warm-up of
+ * spec->iters alone is a tenth of it. */
+void ferry_osu_iters(const struct ferry_osu_spec *spec, uint32_t size,
+		     unsigned *iters, unsigned *warmup);
+
+/* The p-th percentile (0..100, nearest rank) of n sorted values. */
+double ferry_osu_percentile(const double *sorted, size_t n, double p);
+
+/* Fill a row's figures from its counts, its time, and per-iteration
+ * samples in microseconds (sorted here, in place). */
+void ferry_osu_row_stats(struct ferry_osu_row *r, double *samples, size_t n);
+
+/* Write the result as an OSU-style aligned table (with a "#" header), as
+ * CSV (one header line), or as one JSON document. Return 0 or -errno. */
+int ferry_osu_table(const struct ferry_osu_result *r, FILE *out);
+int ferry_osu_csv(const struct ferry_osu_result *r, FILE *out);
+int ferry_osu_json(const struct ferry_osu_result *r, FILE *out);
 
 #endif

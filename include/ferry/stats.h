@@ -23,6 +23,7 @@ struct ferry_report {
 	char transport[12];  /* "tcp", "uroce", "verbs" */
 	char peer[80];       /* the other side, host:port */
 	char transport_why[160]; /* why this transport was chosen */
+	char poll[8];        /* "busy" or "event": how completions are awaited */
 	unsigned streams, slots, depth;
 	uint64_t chunk_size;
 	/* memory */

@@ -55,6 +55,18 @@ struct ferry_wc {
 	uint8_t msg[FERRY_XPORT_MSG_MAX];
 };
 
+/* How a transport waits for completions. BUSY spins on the completion
+ * queue (lowest latency, a core per polling thread); EVENT sleeps until
+ * the device or the kernel signals (completion channels on verbs, poll()
+ * on tcp). DEFAULT stands for the transport's own choice (ops.poll_default)
+ * and never reaches open. */
+enum ferry_poll_mode {
+	FERRY_POLL_DEFAULT = 0,
+	FERRY_POLL_BUSY = 1,
+	FERRY_POLL_EVENT = 2,
+};
+#define FERRY_POLL_BIT(m) (1u << (m))
+
 struct ferry_xport_attr {
 	unsigned n_ep;        /* endpoints (streams, QPs), >= 1 */
 	int timeout_ms;       /* connect/accept deadline; also how long a
@@ -64,6 +76,8 @@ struct ferry_xport_attr {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 	size_t sockbuf;       /* tcp: socket buffer bytes; 0 = autotune */
+	int poll_mode;        /* FERRY_POLL_BUSY or _EVENT, one of the
+				 transport's poll_modes */
 };
 
 /* Ops table. Each transport defines one `const` instance. size is
@@ -124,7 +138,9 @@ struct ferry_xport_ops {
 	 * not wait, -1: forever) for the first. Returns the count (0 on
 	 * timeout) or a negative error: -FERRY_ECLOSED when the peer went
 	 * away, -FERRY_EBOUNDS when the peer wrote outside the ring,
-	 * -ECANCELED after cancel. */
+	 * -ECANCELED after cancel. "Forever" may still end in
+	 * -FERRY_ETIMEOUT when the peer is silent past attr.timeout_ms
+	 * (tcp, which then waits in a blocking read: max 1, event mode). */
 	int (*poll)(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
 		    unsigned max, int timeout_ms);
 
@@ -134,7 +150,41 @@ struct ferry_xport_ops {
 
 	/* Tear down endpoints and registrations. NULL is allowed. */
 	void (*close)(struct ferry_xport *x);
+
+	/* Waiting: the modes this transport offers (FERRY_POLL_BIT of each)
+	 * and the one it uses unless told otherwise. */
+	unsigned poll_modes;
+	int poll_default;
+	/* Why a mode is missing, for the error message ("" if none is). */
+	const char *poll_why;
+
+	/* Two-way writes, for the message path of `ferry bench --osu`.
+	 * Optional: NULL where the transport lacks it (FERRY_XPORT_HAS says;
+	 * the session then refuses --osu on it). Sender, control thread,
+	 * after reg_mem and before connect: the receiver may write into
+	 * ring (registered FERRY_ACCESS_REMOTE_WRITE) as the sender writes
+	 * into the receiver's. connect describes ring in its blob; once the
+	 * receiver's accept has returned, its post_write_imm writes to
+	 * offsets of ring (bounds-checked as on the receiver) and the
+	 * sender's poll reports them as FERRY_WC_WRITE_IMM. Small messages
+	 * already go both ways. Returns 0 or a negative error with why. */
+	int (*duplex)(struct ferry_xport *x, struct ferry_mr *ring, char *why,
+		      size_t whylen);
 };
+
+/* Does ops (a table of ops->size bytes) have the optional op m? */
+#define FERRY_XPORT_HAS(ops, m)                                             \
+	((ops)->size >= offsetof(struct ferry_xport_ops, m) +               \
+				sizeof((ops)->m) &&                         \
+	 (ops)->m != NULL)
+
+/* The mode a session of ops uses when the user asked for want (DEFAULT:
+ * the transport's). Returns it, or -EINVAL with why naming the transport,
+ * the mode and the reason. */
+int ferry_xport_poll_mode(const struct ferry_xport_ops *ops, int want,
+			  char *why, size_t whylen);
+/* "busy" or "event". */
+const char *ferry_poll_name(int mode);
 
 /* The transports this build has, NULL-terminated, in preference order. */
 const struct ferry_xport_ops *const *ferry_xport_list(void);

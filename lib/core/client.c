@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include "core/net.h"
+#include "core/osu.h"
 #include "core/session.h"
+#include "metrics/metrics.h"
 #include "util/util.h"
 
 int ferry__peer_error(const struct ferry_msg *m, const char *who, char *why,
@@ -54,7 +56,9 @@ int ferry__client_propose(int fd, const struct ferry_opts *o, uint32_t mode,
 
 	m.u.propose = (struct ferry_params){
 		.mode = mode,
-		.transports = proposed_transports(o),
+		.transports = proposed_transports(o) &
+			      (mode == FERRY_MODE_OSU ? ferry__osu_xport_mask() :
+							 UINT32_MAX),
 		.streams = o->streams,
 		.slots = o->slots,
 		.chunk_size = o->chunk_size,
@@ -65,6 +69,18 @@ int ferry__client_propose(int fd, const struct ferry_opts *o, uint32_t mode,
 		ferry__why(why, whylen, "control channel: %s",
 			   ferry_strerror(err));
 	return err;
+}
+
+/* A duplex session (osu): the receiver writes into the sender's pool too. */
+static int client_duplex(struct ferry__pipe *p, char *why, size_t whylen)
+{
+	if (!FERRY_XPORT_HAS(p->ops, duplex)) {
+		ferry__why(why, whylen,
+			   "--osu (the message path) is not supported on %s yet (the transport has no two-way writes)",
+			   p->ops->name);
+		return -ENOTSUP;
+	}
+	return p->ops->duplex(p->x, p->mr, why, whylen);
 }
 
 int ferry__client_connect(struct ferry__pipe *p, int fd,
@@ -104,14 +120,21 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 				   whylen);
 	if (err)
 		return err;
+	err = ferry_xport_poll_mode(p->ops, o->poll_mode, why, whylen);
+	if (err < 0)
+		return err;
+	p->poll_mode = err;
 	xa->n_ep = p->streams;
 	xa->timeout_ms = o->timeout_ms;
 	xa->sockbuf = o->sockbuf;
+	xa->poll_mode = p->poll_mode;
 	err = p->ops->open(xa, &p->x, why, whylen);
 	if (err)
 		return err;
 	err = ferry__pipe_memory(p, o, (struct sockaddr *)&xa->addr,
 				 xa->addr_len, why, whylen);
+	if (!err && p->duplex)
+		err = client_duplex(p, why, whylen);
 	if (err)
 		return err;
 	struct ferry_msg_ep ep = m.u.accept.ep;
@@ -231,7 +254,7 @@ int ferry__client_run(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
 	int err;
 
 	ferry__pipe_report(p, rep); /* settings, for interval callbacks */
-	err = ferry__pipe_start(p, ferry__send_worker);
+	err = ferry__pipe_start(p, p->worker ? p->worker : ferry__send_worker);
 	if (!err)
 		err = loop(p, fd, o, h, rep, why, whylen);
 	if (!err)
@@ -261,9 +284,12 @@ int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 	err = ferry_opts_check(o, why, whylen);
 	if (err)
 		return err;
+	ferry__metrics_session_begin(FERRY__M_SENDER);
 	err = ferry__client_open(host, port, o, &fd, &xa, rep, why, whylen);
-	if (err)
+	if (err) {
+		ferry__metrics_session_end(FERRY__M_SENDER, err);
 		return err;
+	}
 	err = ferry__client_propose(fd, o, FERRY_MODE_BENCH, spec->bytes, why,
 				    whylen);
 	if (!err)
@@ -275,5 +301,6 @@ int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 	}
 	ferry__pipe_free(&p);
 	close(fd);
+	ferry__metrics_session_end(FERRY__M_SENDER, err);
 	return err;
 }

@@ -8,6 +8,7 @@
 #include "core/session.h"
 #include "ferry/sum.h"
 #include "io/fsx.h"
+#include "metrics/metrics.h"
 #include "util/util.h"
 
 const char *ferry_cksum_name(enum ferry_cksum c)
@@ -452,6 +453,7 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	err = ferry_opts_check(o, why, whylen);
 	if (err)
 		return err;
+	ferry__metrics_session_begin(FERRY__M_SENDER);
 	err = ftx_init(&t, spec, o->chunk_size, why, whylen);
 	if (err)
 		goto out;
@@ -485,5 +487,7 @@ out:
 	if (fd >= 0)
 		close(fd);
 	ftx_free(&t);
+	ferry__metrics_files(FERRY__M_SENDER, rep);
+	ferry__metrics_session_end(FERRY__M_SENDER, err);
 	return err;
 }

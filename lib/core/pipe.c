@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "core/pipe.h"
+#include "metrics/metrics.h"
 #include "util/util.h"
 
 int ferry__pipe_geometry(struct ferry__pipe *p, unsigned streams,
@@ -49,8 +50,10 @@ int ferry__pipe_memory(struct ferry__pipe *p, const struct ferry_opts *o,
 	struct ferry_pool_attr ma = { 0 };
 	int err;
 
-	if (ferry_topo_route_netdev(peer, peer_len, ifname) == 0)
+	if (ferry_topo_route_netdev(peer, peer_len, ifname) == 0) {
 		pa.ifname = ifname;
+		ferry__metrics_netdev(ifname);
+	}
 	err = ferry_topo_place(&pa, &p->pl);
 	if (err) {
 		ferry__why(why, whylen, "%s", p->pl.why);
@@ -73,7 +76,7 @@ int ferry__pipe_memory(struct ferry__pipe *p, const struct ferry_opts *o,
 		   ferry_page_kind_name(ferry_pool_page_kind(p->pool)),
 		   ferry_pool_node(p->pool));
 	err = p->ops->reg_mem(p->x, p->base, p->stride * p->slots,
-			      p->role == FERRY__RECEIVER ?
+			      p->role == FERRY__RECEIVER || p->duplex ?
 				      FERRY_ACCESS_REMOTE_WRITE :
 				      FERRY_ACCESS_LOCAL,
 			      &p->mr);
@@ -83,12 +86,27 @@ int ferry__pipe_memory(struct ferry__pipe *p, const struct ferry_opts *o,
 	return err;
 }
 
+/* What the metrics read of a live pipeline: the streams' counters. */
+static void metrics_read(const void *ctx, struct ferry__m_pipe *v)
+{
+	const struct ferry__pipe *p = ctx;
+
+	ferry__pipe_totals(p, &v->bytes, &v->chunks, &v->stalls,
+			   &v->crc_errors);
+	v->streams = atomic_load(&p->running);
+}
+
 int ferry__pipe_start(struct ferry__pipe *p, void *(*fn)(void *))
 {
 	p->st = aligned_alloc(64, sizeof(*p->st) * p->streams);
 	if (!p->st)
 		return -ENOMEM;
 	memset(p->st, 0, sizeof(*p->st) * p->streams);
+	/* without it the metrics miss this pipeline; the session goes on */
+	(void)ferry__metrics_attach(p, p->ops ? p->ops->name : "",
+				    p->role == FERRY__SENDER ? FERRY__M_TX :
+							       FERRY__M_RX,
+				    metrics_read);
 	p->start_ns = p->last_ns = ferry__now_ns();
 	ferry__thread_cpu(&p->ctl_u0, &p->ctl_s0);
 	ferry__process_cpu(&p->proc_u0, &p->proc_s0);
@@ -222,6 +240,8 @@ void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep)
 		 p->role == FERRY__SENDER ? "sender" : "receiver");
 	snprintf(rep->transport, sizeof(rep->transport), "%s",
 		 p->ops ? p->ops->name : "");
+	snprintf(rep->poll, sizeof(rep->poll), "%s",
+		 p->poll_mode ? ferry_poll_name(p->poll_mode) : "");
 	rep->streams = p->streams;
 	rep->slots = p->slots;
 	rep->depth = p->depth;
@@ -272,6 +292,7 @@ void ferry__pipe_free(struct ferry__pipe *p)
 	if (p->st) {
 		ferry__pipe_abort(p);
 		ferry__pipe_join(p);
+		ferry__metrics_detach(p);
 		free(p->st);
 		p->st = NULL;
 	}

@@ -59,7 +59,12 @@ struct ferry__stream {
 struct ferry__pipe {
 	enum ferry__role role;
 	const struct ferry__dp_ops *dp;
-	void *dp_ctx; /* files: struct ferry__ftx or ferry__frx */
+	void *dp_ctx; /* files: struct ferry__ftx or ferry__frx; osu:
+			 struct ferry__osu */
+	/* the stream workers' loop; NULL: ferry__send_worker or
+	 * ferry__recv_worker, driving dp (osu has its own, osu_dp.c) */
+	void *(*worker)(void *arg);
+	bool duplex; /* the sender's pool takes the receiver's writes too */
 	const struct ferry_xport_ops *ops;
 	struct ferry_xport *x;
 	struct ferry_pool *pool;
@@ -68,6 +73,7 @@ struct ferry__pipe {
 	uint64_t chunk, stride;
 	unsigned streams, depth, slots;
 	uint64_t xfer_id;
+	int poll_mode;           /* FERRY_POLL_BUSY or _EVENT, once picked */
 	struct ferry_placement pl;
 	int timeout_ms;
 
@@ -134,6 +140,13 @@ void ferry__pipe_free(struct ferry__pipe *p);
 /* Worker loops (pipe_dp.c), driving p->dp. */
 void *ferry__send_worker(void *arg);
 void *ferry__recv_worker(void *arg);
+
+/* For any worker loop: record the stream's first error ("stream N: ERROR
+ * after COUNT WHAT") and abort the session; at the end, take the thread's
+ * CPU time and count the worker out. */
+void ferry__stream_fail(struct ferry__stream *s, int err, const char *what,
+			unsigned long long count);
+void ferry__stream_finish(struct ferry__stream *s);
 
 /* Memory-to-memory chunks (bench_dp.c). */
 extern const struct ferry__dp_ops ferry__bench_dp;

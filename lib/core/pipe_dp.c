@@ -12,9 +12,8 @@
 #define POLL_BATCH 16
 #define IDLE_POLL_MS 50
 
-/* Record the stream's first error and stop the session. */
-static void fail(struct ferry__stream *s, int err, const char *what,
-		 unsigned long long chunks)
+void ferry__stream_fail(struct ferry__stream *s, int err, const char *what,
+			unsigned long long chunks)
 {
 	if (!s->err) {
 		s->err = err;
@@ -24,7 +23,7 @@ static void fail(struct ferry__stream *s, int err, const char *what,
 	ferry__pipe_abort(s->p);
 }
 
-static void finish(struct ferry__stream *s)
+void ferry__stream_finish(struct ferry__stream *s)
 {
 	ferry__thread_cpu(&s->cpu_user, &s->cpu_sys);
 	atomic_store(&s->done, true);
@@ -137,8 +136,8 @@ void *ferry__send_worker(void *arg)
 	}
 out:
 	if (err && err != -ECANCELED)
-		fail(s, err, "chunks acknowledged", c.freed);
-	finish(s);
+		ferry__stream_fail(s, err, "chunks acknowledged", c.freed);
+	ferry__stream_finish(s);
 	return NULL;
 }
 
@@ -221,7 +220,7 @@ void *ferry__recv_worker(void *arg)
 			break;
 	}
 	if (err && err != -ECANCELED && err != -FERRY_ECLOSED)
-		fail(s, err, "chunks verified", c.released);
-	finish(s);
+		ferry__stream_fail(s, err, "chunks verified", c.released);
+	ferry__stream_finish(s);
 	return NULL;
 }

@@ -1,5 +1,7 @@
 /* The receiving side: listen, and serve sessions. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,13 +10,52 @@
 
 #include "core/files.h"
 #include "core/net.h"
+#include "core/osu.h"
 #include "core/session.h"
+#include "metrics/metrics.h"
 #include "util/util.h"
 
 struct ferry_server {
 	int fd;
 	struct ferry_opts o;
 };
+
+/* 127.0.0.0/8, ::1 or ::ffff:127.x.y.z. */
+static bool is_loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)ss;
+	const uint8_t *b = a6->sin6_addr.s6_addr;
+
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >>
+			24) == 127;
+	if (ss->ss_family != AF_INET6)
+		return false;
+	if (IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr))
+		return true;
+	return IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr) && b[12] == 127;
+}
+
+/* Without a key, only a socket bound to a loopback address may listen:
+ * checked on the address the socket got, not on the name it was given
+ * (a name like "127.example" may resolve to any address, 0.0.0.0 too). */
+static int check_noauth(int fd, const char *addr, char *why, size_t whylen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char name[80];
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return -errno;
+	if (is_loopback(&ss))
+		return 0;
+	ferry__addr_str((struct sockaddr *)&ss, sl, name, sizeof(name));
+	ferry__why(why, whylen,
+		   "refusing to listen on %s (from '%s') without authentication: "
+		   "only a loopback address may go without a key; give --key FILE",
+		   name, addr ? addr : "every address");
+	return -FERRY_EAUTH;
+}
 
 int ferry_server_open(const char *addr, const char *port,
 		      const struct ferry_opts *o, struct ferry_server **out,
@@ -34,6 +75,14 @@ int ferry_server_open(const char *addr, const char *port,
 	if (err) {
 		free(srv);
 		return err;
+	}
+	if (!o->key) {
+		err = check_noauth(srv->fd, addr, why, whylen);
+		if (err) {
+			close(srv->fd);
+			free(srv);
+			return err;
+		}
 	}
 	*out = srv;
 	return 0;
@@ -80,7 +129,8 @@ static int check_proposal(struct ferry_server *srv, struct ferry__pipe *p,
 			   "this receiver takes no files: it was started without --dir");
 		return -FERRY_ENEGOTIATE;
 	}
-	if (pr->mode != FERRY_MODE_BENCH && pr->mode != FERRY_MODE_FILES) {
+	if (pr->mode != FERRY_MODE_BENCH && pr->mode != FERRY_MODE_FILES &&
+	    pr->mode != FERRY_MODE_OSU) {
 		ferry__why(why, whylen, "unknown session mode %u", pr->mode);
 		return -FERRY_ENEGOTIATE;
 	}
@@ -138,7 +188,11 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 			ferry__why(why, whylen, "%s", rep->transport_why);
 			return refuse(fd, -FERRY_ENOXPORT, why);
 		}
-		err = p->ops->open(&xa, &p->x, why, whylen);
+		err = ferry_xport_poll_mode(p->ops, o->poll_mode, why, whylen);
+		if (err >= 0) {
+			p->poll_mode = xa.poll_mode = err;
+			err = p->ops->open(&xa, &p->x, why, whylen);
+		}
 		if (!err)
 			err = ferry__pipe_memory(p, o, (struct sockaddr *)&peer,
 						 peer_len, why, whylen);
@@ -302,10 +356,18 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 	memset(rep, 0, sizeof(*rep));
 	rep->peer_cpu_user = rep->peer_cpu_sys = -1;
 	rep->numa_node = -1;
+	ferry__metrics_session_begin(FERRY__M_RECEIVER);
 	getpeername(fd, (struct sockaddr *)&peer, &peer_len);
 	ferry__addr_str((struct sockaddr *)&peer, peer_len, rep->peer,
 			sizeof(rep->peer));
-	err = ferry__ctrl_auth_server(fd, o->key, o->timeout_ms, why, whylen);
+	/* the handshake gets at most FERRY_CTRL_HANDSHAKE_TIMEOUT_MS in all,
+	 * whatever --timeout says: a peer that connects and says nothing
+	 * holds a session slot no longer than that */
+	err = ferry__ctrl_auth_server(fd, o->key,
+				      o->timeout_ms < FERRY_CTRL_HANDSHAKE_TIMEOUT_MS ?
+					      o->timeout_ms :
+					      FERRY_CTRL_HANDSHAKE_TIMEOUT_MS,
+				      why, whylen);
 	if (err)
 		goto out;
 	err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
@@ -339,14 +401,22 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 					   .msg = ferry__frx_msg,
 					   .ctx = files };
 	}
+	if (m.u.propose.mode == FERRY_MODE_OSU) {
+		err = ferry__osu_serve(&p, &m.u.propose, why, whylen);
+		if (err) {
+			refuse(fd, err, why);
+			goto out;
+		}
+	}
 	err = setup(srv, &p, fd, &m.u.propose, rep, why, whylen);
 	if (err)
 		goto out;
 	ferry__pipe_report(&p, rep);
-	err = ferry__pipe_start(&p, ferry__recv_worker);
+	err = ferry__pipe_start(&p, p.worker ? p.worker : ferry__recv_worker);
 	if (!err)
 		err = run(srv, &p, fd, &h, rep, why, whylen);
 out:
+	ferry__osu_free(&p); /* after its workers, before the pipe goes */
 	ferry__pipe_free(&p);
 	if (files) {
 		rep->files_done = files->published;
@@ -355,7 +425,9 @@ out:
 		rep->files_resumed = files->resumed;
 		ferry__frx_close(files, err == 0);
 		free(files);
+		ferry__metrics_files(FERRY__M_RECEIVER, rep);
 	}
+	ferry__metrics_session_end(FERRY__M_RECEIVER, err);
 	close(fd);
 	return err;
 }

@@ -38,9 +38,21 @@ static int auth_mac(const struct ferry_key *key, const char *label,
 	return 0;
 }
 
+/* Milliseconds left until deadline (ns), at least 0; -1 (no limit) when
+ * deadline is 0. */
+static int ms_left(uint64_t deadline)
+{
+	uint64_t now = ferry__now_ns();
+
+	if (!deadline)
+		return -1;
+	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+}
+
 /* A receive failed: say why, and map the peer's ERROR to our code. */
 static int recv_failed(int ret, const struct ferry_msg *m, const char *peer,
-		       const char *step, char *why, size_t whylen)
+		       const char *step, int timeout_ms, char *why,
+		       size_t whylen)
 {
 	if (ret == -FERRY_EPEER) {
 		ferry__why(why, whylen, "the %s refused: %s", peer,
@@ -54,6 +66,11 @@ static int recv_failed(int ret, const struct ferry_msg *m, const char *peer,
 		ferry__why(why, whylen,
 			   "the %s speaks protocol version %u, we speak %u",
 			   peer, m->version, FERRY_PROTO_VERSION);
+		return ret;
+	}
+	if (ret == -FERRY_ETIMEOUT) {
+		ferry__why(why, whylen, "waiting for the %s's %s: %s (%.1f s)",
+			   peer, step, ferry_strerror(ret), timeout_ms / 1000.0);
 		return ret;
 	}
 	ferry__why(why, whylen, "waiting for the %s's %s: %s", peer, step,
@@ -70,6 +87,14 @@ static int unexpected(int fd, const struct ferry_msg *m, const char *step,
 	ferry__ctrl_send_error(fd, FERRY_EPROTO, "expected %s, got %s", step,
 			       ferry__ctrl_type_name(m->type));
 	return -FERRY_EPROTO;
+}
+
+/* The peer declared a body over the limit: tell it (the body is not read). */
+static void too_big(int fd)
+{
+	ferry__ctrl_send_error(fd, FERRY_ETOOBIG,
+			       "a message larger than the protocol allows (%d "
+			       "bytes)", FERRY_CTRL_MAX_BODY);
 }
 
 /* We refuse the peer: tell it and fail with -FERRY_EAUTH. */
@@ -100,8 +125,8 @@ int ferry__ctrl_auth_client(int fd, const struct ferry_key *key,
 
 	ret = ferry__ctrl_recv(fd, &m, timeout_ms);
 	if (ret)
-		return recv_failed(ret, &m, "server", "CHALLENGE", why,
-				   whylen);
+		return recv_failed(ret, &m, "server", "CHALLENGE", timeout_ms,
+				   why, whylen);
 	if (m.type != FERRY_MSG_CHALLENGE)
 		return unexpected(fd, &m, "CHALLENGE", why, whylen);
 
@@ -156,6 +181,10 @@ int ferry__ctrl_auth_server(int fd, const struct ferry_key *key,
 	struct ferry_msg m;
 	uint8_t nonce_c[FERRY_NONCE_LEN];
 	uint8_t expect[FERRY_MAC_LEN];
+	/* one deadline for the whole handshake: a peer cannot hold the
+	 * session longer by trickling its messages */
+	uint64_t deadline = timeout_ms < 0 ? 0 :
+			    ferry__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	int ret;
 
 	ret = ferry__ctrl_recv(fd, &m, timeout_ms);
@@ -164,8 +193,11 @@ int ferry__ctrl_auth_server(int fd, const struct ferry_key *key,
 				       "protocol version mismatch: the client "
 				       "speaks %u, the server %u",
 				       m.version, FERRY_PROTO_VERSION);
+	if (ret == -FERRY_ETOOBIG)
+		too_big(fd);
 	if (ret)
-		return recv_failed(ret, &m, "client", "HELLO", why, whylen);
+		return recv_failed(ret, &m, "client", "HELLO", timeout_ms, why,
+				   whylen);
 	if (m.type != FERRY_MSG_HELLO)
 		return unexpected(fd, &m, "HELLO", why, whylen);
 	memcpy(nonce_c, m.u.hello.nonce, FERRY_NONCE_LEN);
@@ -187,13 +219,16 @@ int ferry__ctrl_auth_server(int fd, const struct ferry_key *key,
 	} else {
 		ch->flags = FERRY_HELLO_NOAUTH;
 	}
-	ret = ferry__ctrl_send(fd, &chal, timeout_ms);
+	ret = ferry__ctrl_send(fd, &chal, ms_left(deadline));
 	if (ret)
 		goto fail_sys;
 
-	ret = ferry__ctrl_recv(fd, &m, timeout_ms);
+	ret = ferry__ctrl_recv(fd, &m, ms_left(deadline));
+	if (ret == -FERRY_ETOOBIG)
+		too_big(fd);
 	if (ret)
-		return recv_failed(ret, &m, "client", "AUTH", why, whylen);
+		return recv_failed(ret, &m, "client", "AUTH", timeout_ms, why,
+				   whylen);
 	if (m.type != FERRY_MSG_AUTH)
 		return unexpected(fd, &m, "AUTH", why, whylen);
 	if (!key)
@@ -204,7 +239,7 @@ int ferry__ctrl_auth_server(int fd, const struct ferry_key *key,
 	if (CRYPTO_memcmp(expect, m.u.auth.mac, FERRY_MAC_LEN) != 0) {
 		ferry__why(why, whylen,
 			   "authentication failed: the client's key differs "
-			   "from ours");
+			   "from ours (or it replayed an old handshake)");
 		return refuse(fd, "the client's key differs from ours");
 	}
 	return 0;

@@ -55,7 +55,9 @@ enum ferry_msg_type {
 #define FERRY_HELLO_NOAUTH 1u
 
 /* ferry_params.mode */
-enum { FERRY_MODE_BENCH = 1, FERRY_MODE_FILES = 2 };
+/* What a session moves: memory (bench), files, or OSU-style messages
+ * (`ferry bench --osu`, lib/core/osu.h). */
+enum { FERRY_MODE_BENCH = 1, FERRY_MODE_FILES = 2, FERRY_MODE_OSU = 3 };
 
 /* ferry_params.transports: a bit mask. */
 enum { FERRY_XPORT_TCP = 1, FERRY_XPORT_UROCE = 2, FERRY_XPORT_VERBS = 4 };
@@ -253,7 +255,13 @@ int ferry__ctrl_send_error(int fd, int code, const char *fmt, ...)
  * -FERRY_EVERSION, -FERRY_EPEER (the peer sent another ERROR),
  * -FERRY_EPROTO (unexpected message), or an I/O error from
  * ferry__ctrl_recv()/ferry__ctrl_send(). On failure, why (may be NULL)
- * gets a sentence for the user. timeout_ms bounds each message. */
+ * gets a sentence for the user. The client's timeout_ms bounds each
+ * message; the server's bounds the whole handshake, from the first byte of
+ * HELLO to the last of AUTH, so a peer that connects and says nothing, or
+ * trickles bytes, is dropped after timeout_ms. A recorded handshake
+ * replayed to the server fails: its CHALLENGE nonce is fresh (getrandom)
+ * on every connection and the client's MAC covers it. */
+#define FERRY_CTRL_HANDSHAKE_TIMEOUT_MS 10000 /* the receiver's cap */
 int ferry__ctrl_auth_client(int fd, const struct ferry_key *key_or_null,
 			    int timeout_ms, char *why, size_t whylen);
 int ferry__ctrl_auth_server(int fd, const struct ferry_key *key_or_null,

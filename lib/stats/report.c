@@ -85,6 +85,8 @@ int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
 	jstr(out, r->transport);
 	fputs(", \"transport_reason\": ", out);
 	jstr(out, r->transport_why);
+	fputs(", \"poll\": ", out);
+	jstr(out, r->poll);
 	fputs(", \"peer\": ", out);
 	jstr(out, r->peer);
 	fprintf(out,

@@ -1,6 +1,8 @@
+#include <errno.h>
 #include <string.h>
 
 #include "ferry/xport.h"
+#include "util/util.h"
 #include "xport/xport_int.h"
 
 static const struct ferry_xport_ops *const xports[] = {
@@ -21,4 +23,29 @@ const struct ferry_xport_ops *ferry_xport_find(const char *name)
 		if (strcmp(xports[i]->name, name) == 0)
 			return xports[i];
 	return NULL;
+}
+
+const char *ferry_poll_name(int mode)
+{
+	return mode == FERRY_POLL_EVENT ? "event" : "busy";
+}
+
+int ferry_xport_poll_mode(const struct ferry_xport_ops *ops, int want,
+			  char *why, size_t whylen)
+{
+	if (want == FERRY_POLL_DEFAULT)
+		return ops->poll_default;
+	if (want != FERRY_POLL_BUSY && want != FERRY_POLL_EVENT) {
+		ferry__why(why, whylen, "poll mode %d is neither busy nor event",
+			   want);
+		return -EINVAL;
+	}
+	if (!(ops->poll_modes & FERRY_POLL_BIT(want))) {
+		ferry__why(why, whylen, "%s transport cannot poll in %s mode%s%s",
+			   ops->name, ferry_poll_name(want),
+			   ops->poll_why && *ops->poll_why ? ": " : "",
+			   ops->poll_why ? ops->poll_why : "");
+		return -EINVAL;
+	}
+	return want;
 }

@@ -27,8 +27,26 @@ cat "$T/c.txt"
 grep -q "0 crc errors" "$T/c.txt" || fail "no summary"
 grep -q "cpu: this side .* peer" "$T/c.txt" || fail "no CPU figures"
 
+note "--poll busy: the sender spins on its sockets, and says so"
+"$FERRY" bench --key "$T/key" -n 64M -P 1 --poll busy --json 127.0.0.1:"$port" \
+	>"$T/d.json" || fail "bench --poll busy"
+check_json "$T/d.json" $((64 << 20))
+grep -q '"poll": "busy"' "$T/d.json" || fail "the report does not say busy polling"
+grep -q '"poll": "event"' "$T/a.json" || fail "tcp's default is not reported as event polling"
+
+note "--poll event on uroce is refused with the reason"
+if "$FERRY" bench --key "$T/key" -n 1M --transport uroce --poll event \
+	127.0.0.1:"$port" >"$T/e.out" 2>&1; then
+	fail "--transport uroce --poll event was accepted"
+fi
+grep -q "uroce transport cannot poll in event mode\|uroce is not usable\|uroce.*not" "$T/e.out" || {
+	cat "$T/e.out"; fail "the refusal does not say why"; }
+"$FERRY" bench --key "$T/key" -n 1M --poll sometimes 127.0.0.1:"$port" \
+	>"$T/f.out" 2>&1 && fail "--poll sometimes was accepted"
+grep -q "busy or event" "$T/f.out" || { cat "$T/f.out"; fail "no usage hint for --poll"; }
+
 note "the receiver served every session"
 sleep 0.3
-[ "$(grep -c 'receiver over tcp' "$T/recv.out")" -eq 3 ] || {
+[ "$(grep -c 'receiver over tcp' "$T/recv.out")" -eq 4 ] || {
 	cat "$T/recv.out"; fail "receiver summaries missing"; }
 echo "PASS"

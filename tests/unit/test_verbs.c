@@ -337,6 +337,47 @@ static void test_priv_malformed(void)
 			-FERRY_EPROTO);
 }
 
+/* The duplex description (the sender's ring, for --osu): byte layout,
+ * round trip, and every malformed form refused. */
+static void test_duplex(void)
+{
+	struct ferry__verbs_duplex d = { .rkey = 0x11223344,
+					 .ring_base = 0x123,
+					 .ring_len = 8392704 }, q;
+	uint8_t b[FERRY__VERBS_DUPLEX_LEN + 8], c[FERRY__VERBS_DUPLEX_LEN];
+
+	CU_ASSERT_EQUAL(ferry__verbs_duplex_encode(&d, b, 10), 0);
+	CU_ASSERT_EQUAL(ferry__verbs_duplex_encode(&d, b, sizeof(b)),
+			FERRY__VERBS_DUPLEX_LEN);
+	CU_ASSERT_EQUAL(b[0], FERRY__VERBS_VERSION);
+	CU_ASSERT_EQUAL(b[1], 0);
+	CU_ASSERT_EQUAL(b[4], 0x44); /* little-endian rkey */
+	CU_ASSERT_EQUAL(b[7], 0x11);
+	CU_ASSERT_EQUAL(b[8], 0x23);
+	CU_ASSERT_EQUAL(ferry__verbs_duplex_decode(b, FERRY__VERBS_DUPLEX_LEN, &q), 0);
+	CU_ASSERT_EQUAL(q.rkey, d.rkey);
+	CU_ASSERT_EQUAL(q.ring_base, d.ring_base);
+	CU_ASSERT_EQUAL(q.ring_len, d.ring_len);
+	/* length must be exact; version first */
+	CU_ASSERT_EQUAL(ferry__verbs_duplex_decode(b, FERRY__VERBS_DUPLEX_LEN + 1, &q), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(ferry__verbs_duplex_decode(b, FERRY__VERBS_DUPLEX_LEN - 1, &q), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(ferry__verbs_duplex_decode(b, 1, &q), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(ferry__verbs_duplex_decode(NULL, 24, &q), -FERRY_EPROTO);
+	memcpy(c, b, sizeof(c));
+	c[0]++;
+	CU_ASSERT_EQUAL(ferry__verbs_duplex_decode(c, sizeof(c), &q), -FERRY_EVERSION);
+	memcpy(c, b, sizeof(c));
+	c[2] = 1; /* the reserved field */
+	CU_ASSERT_EQUAL(ferry__verbs_duplex_decode(c, sizeof(c), &q), -FERRY_EPROTO);
+	d.ring_len = 0;
+	ferry__verbs_duplex_encode(&d, c, sizeof(c));
+	CU_ASSERT_EQUAL(ferry__verbs_duplex_decode(c, sizeof(c), &q), -FERRY_EPROTO);
+	d.ring_len = 4096;
+	d.ring_base = UINT64_MAX - 100; /* wraps */
+	ferry__verbs_duplex_encode(&d, c, sizeof(c));
+	CU_ASSERT_EQUAL(ferry__verbs_duplex_decode(c, sizeof(c), &q), -FERRY_EPROTO);
+}
+
 static void test_blob(void)
 {
 	struct ferry__verbs_blob a = { .port = 20886, .n_ep = 4 }, b;
@@ -905,6 +946,7 @@ int main(void)
 		{ "private data round trip", test_priv_roundtrip },
 		{ "private data malformed", test_priv_malformed },
 		{ "endpoint blob", test_blob },
+		{ "duplex description", test_duplex },
 		{ "error conversion", test_errors },
 		{ "locked-memory check", test_memlock },
 		{ "probe on this host", test_probe_here },

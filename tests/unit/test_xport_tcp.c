@@ -243,6 +243,37 @@ static void test_ops_table(void)
 	ops->close(NULL);
 }
 
+/* Every transport in the build names a default poll mode it offers; the
+ * resolver keeps offered modes, refuses the others with the reason. */
+static void test_poll_modes(void)
+{
+	const struct ferry_xport_ops *const *l = ferry_xport_list();
+	const struct ferry_xport_ops busy_only = {
+		.name = "demo", .poll_modes = FERRY_POLL_BIT(FERRY_POLL_BUSY),
+		.poll_default = FERRY_POLL_BUSY, .poll_why = "no interrupts",
+	};
+	char why[160] = "";
+
+	for (; *l; l++) {
+		CU_ASSERT((*l)->poll_modes & FERRY_POLL_BIT((*l)->poll_default));
+		CU_ASSERT_EQUAL(ferry_xport_poll_mode(*l, FERRY_POLL_DEFAULT,
+						      why, sizeof(why)),
+				(*l)->poll_default);
+	}
+	CU_ASSERT_EQUAL(ferry_xport_poll_mode(ops, FERRY_POLL_DEFAULT, why,
+					      sizeof(why)), FERRY_POLL_EVENT);
+	CU_ASSERT_EQUAL(ferry_xport_poll_mode(ops, FERRY_POLL_BUSY, why,
+					      sizeof(why)), FERRY_POLL_BUSY);
+	CU_ASSERT_EQUAL(ferry_xport_poll_mode(&busy_only, FERRY_POLL_BUSY, why,
+					      sizeof(why)), FERRY_POLL_BUSY);
+	CU_ASSERT_EQUAL(ferry_xport_poll_mode(&busy_only, FERRY_POLL_EVENT, why,
+					      sizeof(why)), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(why, "demo transport cannot poll in event mode: no interrupts");
+	CU_ASSERT_EQUAL(ferry_xport_poll_mode(ops, 7, why, sizeof(why)), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(ferry_poll_name(FERRY_POLL_EVENT), "event");
+	CU_ASSERT_STRING_EQUAL(ferry_poll_name(FERRY_POLL_BUSY), "busy");
+}
+
 static void test_setup_errors(void)
 {
 	struct ferry_xport_attr a;
@@ -838,6 +869,7 @@ int main(void)
 {
 	CU_TestInfo tests[] = {
 		{ "ops table", test_ops_table },
+		{ "poll modes", test_poll_modes },
 		{ "setup errors", test_setup_errors },
 		{ "write with immediate", test_write_imm },
 		{ "several endpoints", test_endpoints },

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -39,9 +40,50 @@ static uint16_t get_port(const struct sockaddr_storage *ss)
 	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
 }
 
+/* The send buffer each stream gets when none was asked for, or 0 to
+ * leave it to the kernel's autotuning. Autotuning grows a send buffer
+ * only up to tcp_wmem's maximum (4 MiB by default), and that buffer holds
+ * every unacknowledged byte at ~1.5 bytes of memory per byte of payload:
+ * ~2.7 MB in flight per stream, 0.7 Gb/s over 4 streams at a 120 ms RTT
+ * (docs/wan.md). So ferry asks for FERRY__TCP_SNDBUF_TOTAL split over the
+ * streams (at most FERRY__TCP_SNDBUF_MAX each) when that is more than
+ * autotuning would reach: ~21 MB in flight per session, a 1 Gb/s x 170 ms
+ * path. Not more: the buffer is also the only bound on what BBR keeps in
+ * flight, and at twice that, four streams overran a one-BDP bottleneck
+ * queue all the time. It is a limit, not an allocation. The receive side
+ * keeps autotuning (tcp_rmem, which needs no privilege to raise). */
+static size_t auto_sndbuf(unsigned n_ep)
+{
+	size_t want = FERRY__TCP_SNDBUF_TOTAL / n_ep;
+	unsigned long lo, def, max = 0;
+	FILE *f;
+
+	if (want > FERRY__TCP_SNDBUF_MAX)
+		want = FERRY__TCP_SNDBUF_MAX;
+	f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
+	if (f) {
+		if (fscanf(f, "%lu %lu %lu", &lo, &def, &max) != 3)
+			max = 0;
+		fclose(f);
+	}
+	return want > max ? want : 0;
+}
+
+/* Sets the socket's send buffer to BYTES as the kernel counts it (it
+ * doubles what it is given), past wmem_max where we are allowed to
+ * (CAP_NET_ADMIN), else up to wmem_max. */
+static void set_sndbuf(int fd, size_t bytes)
+{
+	int half = (int)(bytes / 2);
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &half, sizeof(half)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &half, sizeof(half));
+}
+
 /* Socket options every data stream gets. Buffer sizes: 0 leaves the
- * kernel's autotuning alone (setting SO_RCVBUF turns it off); otherwise
- * ask for the size, forcing past rmem_max where we are allowed to. */
+ * kernel's receive autotuning alone (setting SO_RCVBUF turns it off) and
+ * sizes the send buffer by auto_sndbuf(); otherwise ask for the size,
+ * forcing past rmem_max where we are allowed to. */
 static void tune(struct ferry_xport *x, int fd, unsigned i)
 {
 	int one = 1;
@@ -64,6 +106,8 @@ static void tune(struct ferry_xport *x, int fd, unsigned i)
 			       sizeof(want)) < 0)
 			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want,
 				   sizeof(want));
+	} else if (x->auto_sndbuf) {
+		set_sndbuf(fd, x->auto_sndbuf);
 	}
 	if (i == 0) {
 		int snd = 0, rcv = 0;
@@ -74,7 +118,9 @@ static void tune(struct ferry_xport *x, int fd, unsigned i)
 		ferry__log(FERRY_LOG_INFO,
 			   "tcp: %u stream(s); socket buffers %s: SO_SNDBUF %d, SO_RCVBUF %d bytes",
 			   x->n_ep,
-			   x->attr.sockbuf ? "as asked" : "autotuned (starting)",
+			   x->attr.sockbuf     ? "as asked" :
+			   x->auto_sndbuf ? "receive autotuned (starting), send sized for long paths" :
+						 "autotuned (starting)",
 			   snd, rcv);
 	}
 }
@@ -104,6 +150,7 @@ static int tcp_open(const struct ferry_xport_attr *attr,
 	x->attr = *attr;
 	x->n_ep = attr->n_ep;
 	x->lfd = -1;
+	x->auto_sndbuf = attr->sockbuf ? 0 : auto_sndbuf(attr->n_ep);
 	atomic_init(&x->cancelled, false);
 	/* Fault hook for tests: flip one bit of the outgoing byte stream of
 	 * endpoint 0 at this offset (counted from the first frame; only
@@ -314,6 +361,19 @@ static int tcp_connect(struct ferry_xport *x, const void *blob,
 	return 0;
 }
 
+/* Sender: the receiver's WRITE frames land in ring, after the same
+ * bounds check as on the receiver (read_frame). */
+static int tcp_duplex(struct ferry_xport *x, struct ferry_mr *ring,
+		      char *why, size_t whylen)
+{
+	if (!(ring->access & FERRY_ACCESS_REMOTE_WRITE)) {
+		ferry__why(why, whylen, "tcp: a two-way ring must be remotely writable");
+		return -EINVAL;
+	}
+	x->ring = ring;
+	return 0;
+}
+
 static void tcp_cancel(struct ferry_xport *x)
 {
 	atomic_store(&x->cancelled, true);
@@ -352,4 +412,9 @@ const struct ferry_xport_ops ferry__xport_tcp = {
 	.poll = ferry__tcp_poll,
 	.cancel = tcp_cancel,
 	.close = tcp_close,
+	/* event: poll() on the sockets; busy: non-blocking reads, spinning */
+	.poll_modes = FERRY_POLL_BIT(FERRY_POLL_BUSY) |
+		      FERRY_POLL_BIT(FERRY_POLL_EVENT),
+	.poll_default = FERRY_POLL_EVENT,
+	.duplex = tcp_duplex,
 };

@@ -25,6 +25,10 @@
 #define FERRY__TCP_TOKEN 16
 #define FERRY__TCP_MAX_EP 256
 #define FERRY__TCP_WCQ 64 /* pending write completions per endpoint */
+/* send buffers when none is asked for: this much over all streams of a
+ * session, at most FERRY__TCP_SNDBUF_MAX per stream (auto_sndbuf(), tcp.c) */
+#define FERRY__TCP_SNDBUF_TOTAL ((size_t)32 << 20)
+#define FERRY__TCP_SNDBUF_MAX ((size_t)32 << 20)
 
 struct ferry_mr {
 	uint8_t *base;
@@ -46,7 +50,9 @@ struct ferry_xport {
 	unsigned n_ep;
 	int lfd;                        /* receiver: data listener */
 	uint8_t token[FERRY__TCP_TOKEN]; /* binds data streams to the session */
-	struct ferry_mr *ring;          /* receiver: where writes land */
+	struct ferry_mr *ring;          /* where writes land: the receiver's
+					   ring; the sender's after duplex */
+	size_t auto_sndbuf;             /* 0: kernel autotuning */
 	atomic_bool cancelled;
 	uint64_t fault_flip_at;         /* FERRY_FAULT_TCP_FLIP_AT, 0 = off */
 };

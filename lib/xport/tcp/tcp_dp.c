@@ -197,6 +197,7 @@ int ferry__tcp_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
 		    unsigned max, int timeout_ms)
 {
 	struct tcp_ep *e;
+	uint64_t deadline = 0;
 	unsigned n = 0;
 
 	if (ep >= x->n_ep)
@@ -211,13 +212,34 @@ int ferry__tcp_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
 		e->wc_count--;
 		n++;
 	}
+	/* event mode, waiting forever for one frame: block in the read
+	 * itself, a syscall fewer per frame (ping-pong latency) */
+	if (max == 1 && !n && timeout_ms < 0 &&
+	    x->attr.poll_mode != FERRY_POLL_BUSY) {
+		int r = read_frame(x, e, &wc[0]);
+		return r ? r : 1;
+	}
 	while (n < max) {
 		struct pollfd p = { .fd = e->fd, .events = POLLIN };
-		int r = poll(&p, 1, n ? 0 : timeout_ms);
+		bool spin = x->attr.poll_mode == FERRY_POLL_BUSY && !n &&
+			    timeout_ms != 0;
+		int r = poll(&p, 1, n || spin ? 0 : timeout_ms);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
+		}
+		if (r == 0 && spin) {
+			/* busy mode: spin until data or the deadline */
+			uint64_t now = ferry__now_ns();
+			if (!deadline)
+				deadline = now + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000ull;
+			if (timeout_ms < 0 || now < deadline) {
+				if (atomic_load_explicit(&x->cancelled,
+							 memory_order_relaxed))
+					return -ECANCELED;
+				continue;
+			}
 		}
 		if (r == 0)
 			break;

@@ -5,8 +5,9 @@
  *   0 magic "UROC" | 4 version 1 | 5 role (1 receiver, 2 sender) |
  *   6 n_ep u16 | 8 path MTU u16 (receiver: the largest it takes; sender:
  *   the one chosen) | 10 zero u16 | 12 MAC | 18 zero u16 | 20 IPv4 |
- *   24 QPN tag u32 | 28 start-PSN seed u64 | 36 ring rkey u32 (receiver) |
- *   40 ring bytes u64 (receiver) | 48 frames the rx ring holds u32
+ *   24 QPN tag u32 | 28 start-PSN seed u64 | 36 ring rkey u32 |
+ *   40 ring bytes u64 | 48 frames the rx ring holds u32
+ * (ring: the receiver's; the sender's only after duplex, else zero)
  * QPN of endpoint i: tag << 9 | i; its first PSN: ferry__uroce_psn(seed, i).
  */
 #include <errno.h>
@@ -265,6 +266,10 @@ static int uroce_connect(struct ferry_xport *x, const void *blob,
 	if (err)
 		return err;
 	blob_mine(x, ROLE_SENDER, &o);
+	if (x->ring) { /* duplex: the receiver writes back into this */
+		o.rkey = x->ring->rkey;
+		o.ring_len = x->ring->len;
+	}
 	blob_put(out, &o);
 	*out_len = BLOB_LEN;
 	return 0;
@@ -288,7 +293,22 @@ static int uroce_accept(struct ferry_xport *x, const void *peer_blob,
 		return -FERRY_ENEGOTIATE;
 	}
 	x->mtu = peer.mtu;
+	x->peer_rkey = peer.rkey; /* 0 unless the sender is duplex */
 	return start(x, &peer, true, x->ring->len, why, whylen);
+}
+
+/* Sender: the receiver may write into ring; connect says so in the blob,
+ * and the engine's responder checks each write against its rkey. */
+static int uroce_duplex(struct ferry_xport *x, struct ferry_mr *ring,
+			char *why, size_t whylen)
+{
+	if (x->attached || !(ring->access & FERRY_ACCESS_REMOTE_WRITE)) {
+		ferry__why(why, whylen, "uroce: a two-way ring must be "
+					"remotely writable and set before connect");
+		return -EINVAL;
+	}
+	x->ring = ring;
+	return 0;
 }
 
 static void uroce_cancel(struct ferry_xport *x)
@@ -323,4 +343,9 @@ const struct ferry_xport_ops ferry__xport_uroce = {
 	.poll = ferry__uroce_poll,
 	.cancel = uroce_cancel,
 	.close = uroce_close,
+	.poll_modes = FERRY_POLL_BIT(FERRY_POLL_BUSY),
+	.poll_default = FERRY_POLL_BUSY,
+	.poll_why = "its port thread polls the DPDK port; the workers spin, "
+		    "then back off to short sleeps when idle",
+	.duplex = uroce_duplex,
 };

@@ -107,7 +107,8 @@ struct ferry_xport {
 	unsigned n_ep;
 	struct ferry__uport *port;
 	struct ferry_rc_pd *pd;
-	struct ferry_mr *ring;     /* receiver: where the peer writes */
+	struct ferry_mr *ring;     /* where the peer writes: the receiver's ring;
+				      the sender's too once duplex (osu) */
 	uint32_t tag;              /* this end's QPN tag */
 	uint64_t seed;             /* this end's start-PSN seed */
 	uint32_t mtu;              /* path MTU, once agreed */

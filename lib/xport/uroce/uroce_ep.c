@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/metrics.h"
 #include "util/util.h"
 #include "xport/uroce/uroce.h"
 
@@ -153,19 +154,26 @@ static void log_counters(const struct ferry_xport *x)
 		t.oow_drops += c->oow_drops;
 		t.dup_pkts += c->dup_pkts;
 		t.tx_busy += c->tx_busy;
+		t.access_errors += c->access_errors;
+		t.tx_nak_invalid += c->tx_nak_invalid;
+		t.state_drops += c->state_drops;
 	}
 	ferry__log(FERRY_LOG_INFO,
 		   "uroce: session done: sent %llu requests (%llu again, %llu "
 		   "timeouts, %llu sequence and %llu RNR NAKs back), got %llu "
-		   "(%llu out of order, %llu duplicates), %llu ACKs sent, tx "
-		   "busy %llu; port: %llu frames in (%llu not RoCE, %llu "
-		   "malformed, %llu bad ICRC, %llu unknown QP), %llu out (%llu "
-		   "dropped unsent)",
+		   "(%llu out of order, %llu duplicates, %llu refused for "
+		   "rkey or bounds, %llu invalid, %llu after an error), %llu "
+		   "ACKs sent, tx busy %llu; port: %llu frames in (%llu not "
+		   "RoCE, %llu malformed, %llu bad ICRC, %llu unknown QP), "
+		   "%llu out (%llu dropped unsent)",
 		   (unsigned long long)t.tx_req, (unsigned long long)t.retx_pkts,
 		   (unsigned long long)t.timeouts,
 		   (unsigned long long)t.rx_nak_seq,
 		   (unsigned long long)t.rx_nak_rnr, (unsigned long long)t.rx_req,
 		   (unsigned long long)t.oow_drops, (unsigned long long)t.dup_pkts,
+		   (unsigned long long)t.access_errors,
+		   (unsigned long long)t.tx_nak_invalid,
+		   (unsigned long long)t.state_drops,
 		   (unsigned long long)t.tx_acks, (unsigned long long)t.tx_busy,
 		   (unsigned long long)ps->rx_frames,
 		   (unsigned long long)ps->rx_other,
@@ -176,11 +184,39 @@ static void log_counters(const struct ferry_xport *x)
 		   (unsigned long long)ps->tx_flushed);
 }
 
+/* The session's RC counters into the process's metrics. */
+static void add_metrics(const struct ferry_xport *x)
+{
+	struct ferry__m_uroce m = { 0 };
+
+	for (unsigned i = 0; i < x->n_ep; i++) {
+		const struct ferry_rc_counters *c;
+
+		if (!x->ep[i].qp)
+			continue;
+		c = ferry__rc_counters(x->ep[i].qp);
+		m.retx_pkts += c->retx_pkts;
+		m.timeouts += c->timeouts;
+		m.oow_drops += c->oow_drops;
+		m.dup_pkts += c->dup_pkts;
+		m.rx_nak[FERRY__M_NAK_SEQ] += c->rx_nak_seq;
+		m.rx_nak[FERRY__M_NAK_RNR] += c->rx_nak_rnr;
+		m.rx_nak[FERRY__M_NAK_ACCESS] += c->rx_nak_access;
+		m.rx_nak[FERRY__M_NAK_OTHER] += c->rx_nak_other;
+		m.tx_nak[FERRY__M_NAK_SEQ] += c->tx_nak_seq;
+		m.tx_nak[FERRY__M_NAK_RNR] += c->tx_nak_rnr;
+		m.tx_nak[FERRY__M_NAK_ACCESS] += c->tx_nak_access;
+		m.tx_nak[FERRY__M_NAK_OTHER] += c->tx_nak_invalid;
+	}
+	ferry__metrics_uroce(&m);
+}
+
 void ferry__uroce_eps_free(struct ferry_xport *x)
 {
 	if (!x->ep)
 		return;
 	log_counters(x);
+	add_metrics(x);
 	for (unsigned i = 0; i < x->n_ep; i++) {
 		ferry__rc_destroy(x->ep[i].qp);
 		free(x->ep[i].wr);

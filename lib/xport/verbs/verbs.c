@@ -333,4 +333,9 @@ const struct ferry_xport_ops ferry__xport_verbs = {
 	.poll = ferry__verbs_poll,
 	.cancel = verbs_cancel,
 	.close = verbs_close,
+	.duplex = ferry__verbs_duplex,
+	/* busy on pinned cores by default; completion channels on request */
+	.poll_modes = FERRY_POLL_BIT(FERRY_POLL_BUSY) |
+		      FERRY_POLL_BIT(FERRY_POLL_EVENT),
+	.poll_default = FERRY_POLL_BUSY,
 };

@@ -71,6 +71,9 @@
 #define FERRY__VERBS_SRQ_MIN 256
 #define FERRY__VERBS_SRQ_MAX 4096
 #define FERRY__VERBS_POLL_BATCH 32 /* CQEs per ibv_poll_cq, reposts per chain */
+/* Event mode: the longest sleep on a completion channel before looking at
+ * cancel, a departed peer and the deadline again. */
+#define FERRY__VERBS_EVENT_SLICE_MS 100
 
 /* Transport timers, sized for WAN round trips (see ferry__verbs_ack_timeout
  * and docs/verbs.md). */
@@ -120,6 +123,8 @@ struct verbs_ep {
 	/* datapath: the endpoint's worker only */
 	struct ibv_qp *qp;
 	struct ibv_cq *scq, *rcq;
+	struct ibv_comp_channel *cch; /* event mode: both CQs report here */
+	bool armed;                  /* event mode: both CQs armed */
 	uint64_t sq_posted, sq_done; /* send WRs posted / known complete */
 	unsigned sq_depth, sig_every, unsig;
 	struct verbs_sig *sig;      /* ring of 2 x sq_depth */
@@ -170,7 +175,9 @@ struct ferry_xport {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *lid;      /* receiver: listener */
 	uint8_t token[FERRY__VERBS_TOKEN];
-	struct ferry_mr *ring;       /* receiver: where writes land */
+	struct ferry_mr *ring;       /* where the peer's writes land: the
+					receiver's ring; the sender's once
+					duplex (osu) */
 	uint32_t rkey;               /* sender: the receiver's ring */
 	uint64_t rbase, rlen;
 	/* the cm thread: from listen (receiver) or the end of connect
@@ -210,6 +217,26 @@ size_t ferry__verbs_priv_encode(const struct ferry__verbs_priv *p, void *buf,
  * inconsistent (unknown kind, ep >= n_ep, a REP ring that wraps). */
 int ferry__verbs_priv_decode(const void *buf, size_t len,
 			     struct ferry__verbs_priv *p);
+
+/* Duplex (`ferry bench --osu`): the sender's ring, which the receiver may
+ * write into, described in connect's out blob (carried by READY to the
+ * receiver's accept). Little-endian, FERRY__VERBS_DUPLEX_LEN bytes:
+ *   u16 version, u16 zero, u32 rkey, u64 ring_base (the zero-based iova,
+ *   as in REP), u64 ring_len
+ * A sender that is not duplex sends nothing (length 0). */
+#define FERRY__VERBS_DUPLEX_LEN 24
+_Static_assert(FERRY__VERBS_DUPLEX_LEN <= FERRY_EP_MAX, "duplex blob");
+struct ferry__verbs_duplex {
+	uint32_t rkey;
+	uint64_t ring_base, ring_len;
+};
+/* Encode into buf; the bytes used, or 0 when buf is too small. */
+size_t ferry__verbs_duplex_encode(const struct ferry__verbs_duplex *d,
+				  void *buf, size_t len);
+/* 0, -FERRY_EVERSION, or -FERRY_EPROTO (wrong length, a ring of 0 bytes
+ * or one that wraps). */
+int ferry__verbs_duplex_decode(const void *buf, size_t len,
+			       struct ferry__verbs_duplex *d);
 
 struct ferry__verbs_blob {
 	uint16_t port, n_ep;
@@ -275,6 +302,9 @@ int ferry__verbs_listen(struct ferry_xport *x, struct ferry_mr *ring,
 			size_t whylen);
 int ferry__verbs_accept(struct ferry_xport *x, const void *peer_blob,
 			size_t peer_len, char *why, size_t whylen);
+/* Sender, before connect: the receiver may write into ring too. */
+int ferry__verbs_duplex(struct ferry_xport *x, struct ferry_mr *ring,
+			char *why, size_t whylen);
 int ferry__verbs_connect(struct ferry_xport *x, const void *blob,
 			 size_t blob_len, void *out, size_t *out_len,
 			 char *why, size_t whylen);
@@ -294,6 +324,17 @@ int ferry__verbs_ep_init(struct ferry_xport *x, struct verbs_ep *e,
 int ferry__verbs_ep_create(struct ferry_xport *x, struct verbs_ep *e,
 			   struct rdma_cm_id *id, char *why, size_t whylen);
 void ferry__verbs_ep_destroy(struct ferry_xport *x, struct verbs_ep *e);
+
+/* --- event mode (verbs_event.c) --- */
+/* A completion channel for e when the session polls in event mode
+ * (nothing otherwise). 0 or -errno. */
+int ferry__verbs_event_open(struct ferry_xport *x, struct verbs_ep *e);
+void ferry__verbs_event_close(struct verbs_ep *e);
+/* Request an event for the next completion on either CQ. 0 or -errno. */
+int ferry__verbs_event_arm(struct verbs_ep *e);
+/* Sleep until an event, timeout_ms (< 0: forever) or a slice passes,
+ * whichever is first; reads and acknowledges what arrived. 0 or -errno. */
+int ferry__verbs_event_wait(struct verbs_ep *e, int timeout_ms);
 
 /* --- datapath ops (verbs_dp.c) --- */
 int ferry__verbs_post_write_imm(struct ferry_xport *x, unsigned ep,

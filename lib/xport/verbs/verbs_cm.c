@@ -427,10 +427,23 @@ int ferry__verbs_accept(struct ferry_xport *x, const void *peer_blob,
 			    (uint64_t)x->attr.timeout_ms * 1000000ull;
 	int err;
 
-	(void)peer_blob; /* the REQs carried what the receiver needs */
-	(void)peer_len;
 	if (!x->lid || !x->cm_on)
 		return -EINVAL;
+	/* the REQs carried what the receiver needs; a duplex sender adds
+	 * where this side may write back */
+	if (peer_len) {
+		struct ferry__verbs_duplex d;
+
+		err = ferry__verbs_duplex_decode(peer_blob, peer_len, &d);
+		if (err) {
+			ferry__why(why, whylen,
+				   "verbs: the sender's duplex description is malformed");
+			return err;
+		}
+		x->rkey = d.rkey;
+		x->rbase = d.ring_base;
+		x->rlen = d.ring_len;
+	}
 	for (;;) {
 		struct pollfd pf = { .fd = x->prog_fd, .events = POLLIN };
 		uint64_t now, left, v;
@@ -459,8 +472,22 @@ int ferry__verbs_accept(struct ferry_xport *x, const void *peer_blob,
 		    read(x->prog_fd, &v, sizeof(v)) < 0)
 			continue; /* nothing to clear: look again */
 	}
-	ferry__log(FERRY_LOG_INFO, "verbs: %u queue pair(s) connected on %s",
-		   x->n_ep, x->dev);
+	for (unsigned i = 0; x->rlen && i < x->n_ep; i++)
+		x->ep[i].wwr.wr.rdma.rkey = x->rkey;
+	ferry__log(FERRY_LOG_INFO, "verbs: %u queue pair(s) connected on %s%s",
+		   x->n_ep, x->dev, x->rlen ? " (duplex)" : "");
+	return 0;
+}
+
+int ferry__verbs_duplex(struct ferry_xport *x, struct ferry_mr *ring,
+			char *why, size_t whylen)
+{
+	if (x->ch || x->lid || !(ring->access & FERRY_ACCESS_REMOTE_WRITE)) {
+		ferry__why(why, whylen, "verbs: a two-way ring must be "
+					"remotely writable and set before connect");
+		return -EINVAL;
+	}
+	x->ring = ring;
 	return 0;
 }
 
@@ -656,9 +683,25 @@ int ferry__verbs_connect(struct ferry_xport *x, const void *blob,
 				   ferry_strerror(err));
 	}
 	if (!err) {
-		(void)out; /* the REQs told the receiver all it needs */
-		*out_len = 0;
-		return 0;
+		/* the REQs told the receiver all it needs, but for a duplex
+		 * session: where it may write back */
+		size_t n = 0;
+
+		if (x->ring) {
+			struct ferry__verbs_duplex d = {
+				.rkey = x->ring->mr->rkey,
+				.ring_base = x->ring->iova,
+				.ring_len = x->ring->len,
+			};
+			n = ferry__verbs_duplex_encode(&d, out, *out_len);
+			if (!n)
+				err = -ENOSPC;
+		}
+		if (!err) {
+			*out_len = n;
+			return 0;
+		}
+		ferry__why(why, whylen, "verbs: no room for the duplex description");
 	}
 	/* endpoints, their ids and the SRQ; close() would do it too, but a
 	 * failed connect leaves the transport as open() made it */

@@ -129,13 +129,21 @@ static int sq_room(struct ferry_xport *x, struct verbs_ep *e, bool sig)
 			return -ECANCELED;
 		if (gone(e))
 			return -FERRY_ECLOSED;
-		if ((++spins & SPIN_CHECK) == 0) {
+		if (e->cch || (++spins & SPIN_CHECK) == 0) {
 			uint64_t now = ferry__now_ns();
 			if (!deadline)
 				deadline = now + (uint64_t)x->attr.timeout_ms *
 							 1000000ull;
 			else if (now > deadline)
 				return -FERRY_ETIMEOUT;
+		}
+		if (e->cch) {
+			/* event mode: arm, look once more, then sleep */
+			int err = e->armed ? ferry__verbs_event_wait(e, -1) :
+					     ferry__verbs_event_arm(e);
+			if (err)
+				return ep_fail(e, err, "waiting for the send queue",
+					       NULL);
 		}
 	}
 	return 0;
@@ -325,6 +333,29 @@ int ferry__verbs_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
 			return -FERRY_ECLOSED;
 		if (timeout_ms == 0)
 			return 0;
+		if (e->cch) {
+			/* event mode: arm, look once more, then sleep */
+			int err, left = timeout_ms;
+
+			if (!e->armed) {
+				err = ferry__verbs_event_arm(e);
+				if (err)
+					return ep_fail(e, err, "arming the CQs", NULL);
+				continue;
+			}
+			if (timeout_ms > 0) {
+				uint64_t now = ferry__now_ns();
+				if (!deadline)
+					deadline = now + (uint64_t)timeout_ms * 1000000ull;
+				else if (now >= deadline)
+					return 0;
+				left = (int)((deadline - now) / 1000000u) + 1;
+			}
+			err = ferry__verbs_event_wait(e, left);
+			if (err)
+				return ep_fail(e, err, "waiting for completions", NULL);
+			continue;
+		}
 		if (timeout_ms > 0 && (++spins & SPIN_CHECK) == 0) {
 			uint64_t now = ferry__now_ns();
 			if (!deadline)

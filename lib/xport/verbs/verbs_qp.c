@@ -177,10 +177,17 @@ int ferry__verbs_ep_create(struct ferry_xport *x, struct verbs_ep *e,
 	err = ferry__verbs_ep_init(x, e, sq);
 	if (err)
 		return err;
-	e->scq = ibv_create_cq(x->ctx, (int)sq, NULL, NULL, 0);
+	err = ferry__verbs_event_open(x, e);
+	if (err) {
+		ferry__why(why, whylen,
+			   "verbs: %s: cannot create a completion channel (--poll event): %s",
+			   x->dev, ferry_strerror(err));
+		goto out_cq;
+	}
+	e->scq = ibv_create_cq(x->ctx, (int)sq, e, e->cch, 0);
 	if (!e->scq)
 		goto fail_cq;
-	e->rcq = ibv_create_cq(x->ctx, (int)x->srq_depth, NULL, NULL, 0);
+	e->rcq = ibv_create_cq(x->ctx, (int)x->srq_depth, e, e->cch, 0);
 	if (!e->rcq)
 		goto fail_cq;
 	qa.send_cq = e->scq;
@@ -225,6 +232,7 @@ out_cq:
 	if (e->scq)
 		ibv_destroy_cq(e->scq);
 	e->rcq = e->scq = NULL;
+	ferry__verbs_event_close(e);
 	free(e->sig);
 	e->sig = NULL;
 	return err;
@@ -241,6 +249,7 @@ void ferry__verbs_ep_destroy(struct ferry_xport *x, struct verbs_ep *e)
 	if (e->rcq)
 		ibv_destroy_cq(e->rcq);
 	e->scq = e->rcq = NULL;
+	ferry__verbs_event_close(e);
 	free(e->sig);
 	e->sig = NULL;
 }

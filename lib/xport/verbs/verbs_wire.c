@@ -131,6 +131,42 @@ int ferry__verbs_priv_decode(const void *buf, size_t len,
 	return 0;
 }
 
+/* --- duplex description (sender -> receiver, in READY) --- */
+
+size_t ferry__verbs_duplex_encode(const struct ferry__verbs_duplex *d,
+				  void *buf, size_t len)
+{
+	uint8_t *b = buf;
+
+	if (len < FERRY__VERBS_DUPLEX_LEN)
+		return 0;
+	memset(b, 0, FERRY__VERBS_DUPLEX_LEN);
+	put16(b, FERRY__VERBS_VERSION);
+	put32(b + 4, d->rkey);
+	put64(b + 8, d->ring_base);
+	put64(b + 16, d->ring_len);
+	return FERRY__VERBS_DUPLEX_LEN;
+}
+
+int ferry__verbs_duplex_decode(const void *buf, size_t len,
+			       struct ferry__verbs_duplex *d)
+{
+	const uint8_t *b = buf;
+
+	if (!b || len < 2)
+		return -FERRY_EPROTO;
+	if (get16(b) != FERRY__VERBS_VERSION)
+		return -FERRY_EVERSION;
+	if (len != FERRY__VERBS_DUPLEX_LEN || get16(b + 2) != 0)
+		return -FERRY_EPROTO;
+	d->rkey = get32(b + 4);
+	d->ring_base = get64(b + 8);
+	d->ring_len = get64(b + 16);
+	if (d->ring_len == 0 || d->ring_base > UINT64_MAX - d->ring_len)
+		return -FERRY_EPROTO;
+	return 0;
+}
+
 /* --- endpoint blob --- */
 
 int ferry__verbs_blob_encode(const struct ferry__verbs_blob *bl, void *buf,

@@ -1,0 +1,127 @@
+/* The process-wide metrics registry (internal): what sessions, pipelines
+ * and transports tell it, read by ferry_metrics_render (render.c).
+ *
+ * Everything here is control path: one call per session, per pipeline or
+ * per file, never per chunk. The per-chunk counts stay where the pipeline
+ * keeps them (each stream's atomics, summed for interval reports); a
+ * pipeline attaches a reader for them and the scraper calls it. When the
+ * pipeline goes, its last reading joins the retired totals, so counters
+ * only ever grow.
+ */
+#ifndef FERRY_METRICS_INT_H
+#define FERRY_METRICS_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ferry/metrics.h"
+#include "ferry/stats.h"
+
+#define FERRY__M_MAX_XPORT 8  /* transport names kept */
+#define FERRY__M_MAX_NETDEV 16 /* interfaces sessions were routed over */
+
+enum ferry__m_dir { FERRY__M_RX, FERRY__M_TX };
+enum ferry__m_role { FERRY__M_RECEIVER, FERRY__M_SENDER };
+
+/* What one live pipeline counted so far. */
+struct ferry__m_pipe {
+	uint64_t bytes, chunks, stalls, crc_errors;
+	unsigned streams; /* workers still running */
+};
+
+/* Reads a pipeline's counters; called on the scraper's thread with the
+ * registry locked, so it must only load atomics. */
+typedef void (*ferry__m_read_fn)(const void *ctx, struct ferry__m_pipe *out);
+
+/* Make the counters of pipeline ctx visible, on transport (a static
+ * name, e.g. ops->name) in direction dir, until ferry__metrics_detach.
+ * Returns 0 or -ENOMEM (the metrics miss this pipeline; the session does
+ * not mind). */
+int ferry__metrics_attach(const void *ctx, const char *transport,
+			  enum ferry__m_dir dir, ferry__m_read_fn read);
+/* Read ctx a last time into the retired totals and forget it. A ctx that
+ * was never attached is ignored. */
+void ferry__metrics_detach(const void *ctx);
+
+/* A session began / ended with err (0, -errno or -FERRY_E*). */
+void ferry__metrics_session_begin(enum ferry__m_role role);
+void ferry__metrics_session_end(enum ferry__m_role role, int err);
+
+/* A file session's outcome per file (rep's files_done, _skipped, _failed,
+ * _resumed). */
+void ferry__metrics_files(enum ferry__m_role role,
+			  const struct ferry_report *rep);
+
+/* A whole-file checksum did not match the sender's. */
+void ferry__metrics_file_cksum_fail(void);
+
+/* uroce's RC engine counters of one session, summed over its QPs. NAKs
+ * by kind; OTHER is "other" as received and "invalid" as sent. */
+enum { FERRY__M_NAK_SEQ, FERRY__M_NAK_RNR, FERRY__M_NAK_ACCESS,
+       FERRY__M_NAK_OTHER, FERRY__M_NAK_KINDS };
+struct ferry__m_uroce {
+	uint64_t retx_pkts, timeouts, oow_drops, dup_pkts;
+	uint64_t rx_nak[FERRY__M_NAK_KINDS], tx_nak[FERRY__M_NAK_KINDS];
+};
+void ferry__metrics_uroce(const struct ferry__m_uroce *u);
+
+/* A session's traffic goes over interface ifname: its NIC drops are
+ * reported even when it is the loopback. */
+void ferry__metrics_netdev(const char *ifname);
+
+/* Error classes of failed sessions (docs/metrics.md says which codes go
+ * where); ferry__metrics_err_name gives the label value. */
+enum ferry__m_class {
+	FERRY__M_AUTH, FERRY__M_TIMEOUT, FERRY__M_PEER, FERRY__M_NETWORK,
+	FERRY__M_PROTOCOL, FERRY__M_NEGOTIATE, FERRY__M_CHECKSUM, FERRY__M_IO,
+	FERRY__M_RESOURCE, FERRY__M_CANCELLED, FERRY__M_OTHER, FERRY__M_CLASSES
+};
+enum ferry__m_class ferry__metrics_err_class(int err);
+const char *ferry__metrics_err_name(enum ferry__m_class c);
+
+/* Goodput sample at now_ns (ferry_metrics_sample takes the clock). */
+void ferry__metrics_sample_at(uint64_t now_ns);
+
+/* Forget everything (unit tests). Pipelines must be detached first. */
+void ferry__metrics_reset(void);
+
+/* ---- for render.c: a consistent copy of the registry ---- */
+struct ferry__m_xport {
+	char name[12];
+	bool used[2]; /* by direction: something was attached */
+	struct ferry__m_pipe v[2]; /* retired + live, by direction */
+	double goodput[2]; /* bytes/s between the last two samples */
+};
+struct ferry__m_snap {
+	unsigned n_xport;
+	struct ferry__m_xport x[FERRY__M_MAX_XPORT];
+	uint64_t sessions_active[2], sessions_ok[2], sessions_err[2];
+	uint64_t errors[2][FERRY__M_CLASSES];
+	uint64_t files_published[2], files_skipped[2], files_failed[2];
+	uint64_t files_resumed[2], file_cksum_fail;
+	struct ferry__m_uroce uroce;
+	unsigned n_netdev;
+	char netdev[FERRY__M_MAX_NETDEV][16];
+};
+void ferry__metrics_snapshot(struct ferry__m_snap *s);
+
+/* ---- host signals (host.c) ---- */
+#define FERRY__M_MAX_HOST_IF 64
+struct ferry__m_netdev {
+	char name[16];
+	bool has_dropped, has_missed;
+	uint64_t rx_dropped, rx_missed;
+};
+struct ferry__m_host {
+	bool has_tcp, has_ctxt;
+	uint64_t tcp_out, tcp_retrans; /* Tcp OutSegs, RetransSegs */
+	uint64_t ctxt;                 /* /proc/stat ctxt */
+	unsigned n_if;                 /* sorted by name */
+	struct ferry__m_netdev ifs[FERRY__M_MAX_HOST_IF];
+};
+/* Read them below root (NULL: /). Interfaces: every one in
+ * sys/class/net except the loopback, which only when it is in used. */
+void ferry__metrics_host(const char *root, const char (*used)[16],
+			 unsigned n_used, struct ferry__m_host *h);
+
+#endif
