@@ -111,7 +111,7 @@ static bool has_arg(char **argv, int argc, const char *name)
 /* EAL arguments: FERRY_DPDK, plus what ferry needs unless given there: one
  * lcore on a CPU this thread may use (ferry runs its own polling thread),
  * --in-memory (no files under /var/run/dpdk, so any number of ferry
- * processes can run side by side), and --no-pci when only virtual devices
+ * processes can run side by side; --no-shconf with --no-huge), and --no-pci when only virtual devices
  * are named (no probing of the host's own NICs). The strings live for the
  * process. */
 static int eal_args(char ***out, char *why, size_t whylen)
@@ -143,9 +143,14 @@ static int eal_args(char ***out, char *why, size_t whylen)
 		argv[argc++] = "-l";
 		argv[argc++] = lcore;
 	}
+	/* --in-memory unlinks hugepage files, which the EAL refuses
+	 * together with --no-huge: there --no-shconf alone does it */
 	if (!has_arg(argv, argc, "--file-prefix") &&
-	    !has_arg(argv, argc, "--in-memory"))
-		argv[argc++] = "--in-memory";
+	    !has_arg(argv, argc, "--in-memory") &&
+	    !has_arg(argv, argc, "--no-shconf")) {
+		bool no_huge = has_arg(argv, argc, "--no-huge");
+		argv[argc++] = no_huge ? "--no-shconf" : "--in-memory";
+	}
 	/* a virtual device alone: leave the host's PCI NICs alone */
 	if (has_arg(argv, argc, "--vdev") && !has_arg(argv, argc, "-a") &&
 	    !has_arg(argv, argc, "--allow") && !has_arg(argv, argc, "-b") &&
