@@ -11,6 +11,7 @@
 #include "core/session.h"
 #include "ferry/sum.h"
 #include "io/fsx.h"
+#include "metrics/metrics.h"
 #include "util/util.h"
 
 /* Sums of an existing target, for skip-existing. */
@@ -46,12 +47,13 @@ static uint64_t try_resume(struct ferry__frx *r, struct frx_file *f,
 			   const struct ferry_entry *e)
 {
 	struct ferry_journal_hdr jh = { e->size, e->mtime_ns, r->chunk };
-	char jname[256];
+	char jname[256], pname[256];
 	uint8_t *buf;
 	bool reused = false, ok = true;
 	int fd;
 
-	if (ferry__fs_journal_name(f->base, jname, sizeof(jname)))
+	if (ferry__fs_journal_name(f->base, jname, sizeof(jname)) ||
+	    ferry__fs_part_name(f->base, pname, sizeof(pname)))
 		return 0;
 	if (r->flags & FERRY_FILES_NO_RESUME) {
 		unlinkat(f->parentfd, jname, 0);
@@ -59,6 +61,13 @@ static uint64_t try_resume(struct ferry__frx *r, struct frx_file *f,
 	}
 	if (faccessat(f->parentfd, jname, F_OK, AT_SYMLINK_NOFOLLOW))
 		return 0;
+	/* A journal without its part file is what an attempt that ended
+	 * between publishing (the rename) and removing the journal leaves:
+	 * nothing to resume, and no part file to create for it. */
+	if (faccessat(f->parentfd, pname, F_OK, AT_SYMLINK_NOFOLLOW)) {
+		unlinkat(f->parentfd, jname, 0);
+		return 0;
+	}
 	if (ferry__journal_open(&f->j, f->parentfd, jname, &jh, &reused))
 		return 0;
 	f->jopen = true;
@@ -78,9 +87,11 @@ static uint64_t try_resume(struct ferry__frx *r, struct frx_file *f,
 	}
 	free(buf);
 	if (fd < 0 || !buf || !ok) {
-		/* start this file over */
+		/* start this file over (a file not sent again, one whose
+		 * target turns out identical, keeps no part file) */
 		if (fd >= 0)
 			close(fd);
+		unlinkat(f->parentfd, pname, 0);
 		ferry__journal_close(&f->j, f->parentfd, jname, true);
 		f->jopen = false;
 		ferry__log(FERRY_LOG_WARN,
@@ -211,6 +222,10 @@ static int check_file(struct ferry__frx *r, size_t i,
 		atomic_store(&f->landed, have);
 		r->resumed++;
 	}
+	/* a target to be confirmed by checksum takes no new space, unless
+	 * --force may replace it */
+	if (pe->action == FERRY__PLAN_EXISTS && !(r->flags & FERRY_FILES_FORCE))
+		return 0;
 	*need += e->size - (have >= f->n_chunks ? e->size : have * r->chunk);
 	return 0;
 }
@@ -385,6 +400,7 @@ static int finalize(struct ferry__frx *r, int fd, uint32_t idx)
 	if (crc != f->s_crc ||
 	    (r->cksum == FERRY_CKSUM_ADLER32 && adler != f->s_adler)) {
 		err = -FERRY_ECRC;
+		ferry__metrics_file_cksum_fail();
 		snprintf(text, sizeof(text),
 			 "whole-file checksum mismatch (sender %s:%08x, receiver %s:%08x); not published",
 			 r->cksum == FERRY_CKSUM_ADLER32 ? "adler32" : "crc32c",

@@ -116,7 +116,7 @@ static bool has_arg(char **argv, int argc, const char *name)
  * process. */
 static int eal_args(char ***out, char *why, size_t whylen)
 {
-	static char *argv[MAX_ARGS + 8];
+	static char *argv[MAX_ARGS + 9];
 	static char lcore[16];
 	const char *env = getenv("FERRY_DPDK");
 	char *copy = strdup(env ? env : "");
@@ -151,6 +151,11 @@ static int eal_args(char ***out, char *why, size_t whylen)
 		bool no_huge = has_arg(argv, argc, "--no-huge");
 		argv[argc++] = no_huge ? "--no-shconf" : "--in-memory";
 	}
+	/* no telemetry socket under /var/run/dpdk (a process killed -9
+	 * would leave it behind) unless asked for */
+	if (!has_arg(argv, argc, "--telemetry") &&
+	    !has_arg(argv, argc, "--no-telemetry"))
+		argv[argc++] = "--no-telemetry";
 	/* a virtual device alone: leave the host's PCI NICs alone */
 	if (has_arg(argv, argc, "--vdev") && !has_arg(argv, argc, "-a") &&
 	    !has_arg(argv, argc, "--allow") && !has_arg(argv, argc, "-b") &&
