@@ -231,6 +231,10 @@ int ferry_osu(const char *host, const char *port, const struct ferry_opts *o,
 	oo.slots = 2 * oo.streams;
 	oo.interval = 0;
 	oo.on_interval = NULL;
+	/* busy unless told: what MPI libraries (and so the OSU numbers
+	 * people compare with) do; every transport offers it */
+	if (oo.poll_mode == FERRY_POLL_DEFAULT)
+		oo.poll_mode = FERRY_POLL_BUSY;
 	err = ferry_opts_check(&oo, why, whylen);
 	if (err)
 		return err;
