@@ -37,6 +37,20 @@ static int open_once(struct ferry__frx *r, struct frx_file *f,
 	return err;
 }
 
+/* A write that failed (disk full, I/O error): the stream's reason names
+ * the file, so the one line the operator sees says where. */
+static int write_failed(struct ferry__stream *s, int err, const char *what,
+			const struct ferry_entry *e, uint64_t off)
+{
+	if (!s->err) {
+		s->err = err;
+		snprintf(s->why, sizeof(s->why), "stream %u: %s %s at offset %llu: %s",
+			 s->idx, what, e->path, (unsigned long long)off,
+			 ferry_strerror(err));
+	}
+	return err;
+}
+
 static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 		      const uint8_t *payload)
 {
@@ -74,13 +88,13 @@ static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 		err = ferry__fs_pwrite_full(f->partfd, payload + at, n,
 					    h->offset + at);
 		if (err)
-			return err;
+			return write_failed(s, err, "writing", e, h->offset + at);
 	}
 	if (crc != h->crc)
 		return -FERRY_ECRC;
 	err = ferry__journal_add(&f->j, k, h->crc, adler);
 	if (err)
-		return err;
+		return write_failed(s, err, "journaling", e, h->offset);
 	if (atomic_fetch_add(&f->landed, 1) + 1 == f->n_chunks)
 		ferry__fileq_push(&r->q, h->file_idx);
 	return 0;

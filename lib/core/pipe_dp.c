@@ -220,7 +220,8 @@ void *ferry__recv_worker(void *arg)
 			break;
 	}
 	if (err && err != -ECANCELED && err != -FERRY_ECLOSED)
-		ferry__stream_fail(s, err, "chunks verified", c.released);
+		ferry__stream_fail(s, err, "chunks verified",
+				   atomic_load(&s->chunks));
 	ferry__stream_finish(s);
 	return NULL;
 }
