@@ -41,7 +41,11 @@ const char help_recv[] =
 "  -p, --port PORT       control port (default 7471)\n"
 "  -B, --bind ADDR       listen on ADDR only (default: every address)\n"
 "      --once            serve one session, then exit with its status\n"
-"      --max-sessions N  sessions served at once (default 4); more wait\n"
+"      --max-sessions N  sessions served at once (default 4); an\n"
+"                        authenticated sender beyond that waits up to\n"
+"                        --timeout for a slot, then is told the receiver\n"
+"                        is busy; connections still in their handshake\n"
+"                        (at most 10 s each, 16 more) hold no slot\n"
 "      --max-mem SIZE    largest ring one session may ask for (default 4G)\n"
 "\n"
 "Pipeline (the sender proposes streams, chunk size and slots):\n"
@@ -83,6 +87,10 @@ const char help_recv[] =
 "it cannot listen or the --once session failed, 2 on bad usage.\n"
 "\n"
 "Example: ferry recv --key /etc/ferry/key -p 7471\n";
+
+/* Connections beyond --max-sessions still in their handshake (each at
+ * most 10 s): silent peers use these, not the sessions' slots. */
+#define HANDSHAKE_EXTRA 16
 
 static atomic_bool stopping;
 static atomic_uint active;
@@ -244,6 +252,7 @@ int cmd_recv(int argc, char **argv)
 		fprintf(stderr, "ferry recv: %s\n", why);
 		return 1;
 	}
+	ferry_server_limit(srv, max_sessions);
 	if (metrics_at) {
 		err = app_metrics_start("recv", metrics_at, c.quiet || c.json,
 					&metrics);
@@ -267,10 +276,10 @@ int cmd_recv(int argc, char **argv)
 	while (!atomic_load(&stopping)) {
 		struct pollfd pf = { .fd = ferry_server_fd(srv),
 				     .events = POLLIN };
-		if (atomic_load(&active) >= max_sessions ||
+		if (atomic_load(&active) >= max_sessions + HANDSHAKE_EXTRA ||
 		    poll(&pf, 1, 200) <= 0)
 		{
-			if (atomic_load(&active) >= max_sessions)
+			if (atomic_load(&active) >= max_sessions + HANDSHAKE_EXTRA)
 				usleep(20000);
 			continue;
 		}

@@ -83,6 +83,13 @@ int ferry_server_open(const char *addr, const char *port,
 		      const struct ferry_opts *o, struct ferry_server **out,
 		      char *why, size_t whylen);
 
+/* At most max_sessions sessions past their handshake at once (0, the
+ * default: no limit). An authenticated client beyond that waits up to
+ * the session timeout for a slot, then is refused (-EBUSY, "receiver
+ * busy"); a client still in its handshake holds no slot, so peers that
+ * connect and say nothing cannot keep authenticated ones out. */
+void ferry_server_limit(struct ferry_server *srv, unsigned max_sessions);
+
 /* The listening socket, for poll(). */
 int ferry_server_fd(const struct ferry_server *srv);
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,6 +19,10 @@
 struct ferry_server {
 	int fd;
 	struct ferry_opts o;
+	/* admission: sessions past the handshake (0 max: no limit) */
+	pthread_mutex_t lock;
+	pthread_cond_t freed;
+	unsigned admitted, max_admitted;
 };
 
 /* 127.0.0.0/8, ::1 or ::ffff:127.x.y.z. */
@@ -71,6 +76,8 @@ int ferry_server_open(const char *addr, const char *port,
 	if (!srv)
 		return -ENOMEM;
 	srv->o = *o;
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->freed, NULL);
 	err = ferry__listen(addr, port, &srv->fd, why, whylen);
 	if (err) {
 		free(srv);
@@ -113,7 +120,56 @@ void ferry_server_close(struct ferry_server *srv)
 	if (!srv)
 		return;
 	close(srv->fd);
+	pthread_cond_destroy(&srv->freed);
+	pthread_mutex_destroy(&srv->lock);
 	free(srv);
+}
+
+void ferry_server_limit(struct ferry_server *srv, unsigned max_sessions)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->max_admitted = max_sessions;
+	pthread_cond_broadcast(&srv->freed);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* An authenticated client waits for a session slot, at most timeout_ms;
+ * a client still in its handshake holds none. 0, or -EBUSY with why. */
+static int admit(struct ferry_server *srv, int timeout_ms, char *why,
+		 size_t whylen)
+{
+	struct timespec until;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000l;
+	if (until.tv_nsec >= 1000000000l) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000l;
+	}
+	pthread_mutex_lock(&srv->lock);
+	while (srv->max_admitted && srv->admitted >= srv->max_admitted && !err)
+		err = pthread_cond_timedwait(&srv->freed, &srv->lock, &until);
+	if (srv->max_admitted && srv->admitted >= srv->max_admitted) {
+		ferry__why(why, whylen,
+			   "receiver busy: %u session(s) running, its limit (--max-sessions); try again later",
+			   srv->admitted);
+		err = -EBUSY;
+	} else {
+		srv->admitted++;
+		err = 0;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return err;
+}
+
+static void release(struct ferry_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv->admitted--;
+	pthread_cond_signal(&srv->freed);
+	pthread_mutex_unlock(&srv->lock);
 }
 
 /* Check the client's proposal against this receiver's limits. On refusal,
@@ -351,6 +407,7 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 	struct sockaddr_storage peer;
 	socklen_t peer_len = sizeof(peer);
 	struct ferry_msg m;
+	bool admitted = false;
 	int err;
 
 	memset(rep, 0, sizeof(*rep));
@@ -370,6 +427,12 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 				      why, whylen);
 	if (err)
 		goto out;
+	err = admit(srv, o->timeout_ms, why, whylen);
+	if (err) {
+		refuse(fd, err, why);
+		goto out;
+	}
+	admitted = true;
 	err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
 	if (!err && m.type != FERRY_MSG_PROPOSE)
 		err = -FERRY_EPROTO;
@@ -429,5 +492,7 @@ out:
 	}
 	ferry__metrics_session_end(FERRY__M_RECEIVER, err);
 	close(fd);
+	if (admitted)
+		release(srv);
 	return err;
 }

@@ -187,9 +187,9 @@ final_leaks() {
 	x=$(pgrep -af -- "$KEY")
 	[ -z "$x" ] || { echo "leak: processes: $x"; n=$((n + 1)); }
 	for x in "$@"; do
-		ip netns list 2>/dev/null | grep -qw "$x" &&
+		ip netns list 2>/dev/null | grep -w "$x" >/dev/null &&
 			{ echo "leak: namespace $x"; n=$((n + 1)); }
-		ip -o link show 2>/dev/null | grep -qw "$x" &&
+		ip -o link show 2>/dev/null | grep -w "$x" >/dev/null &&
 			{ echo "leak: link $x"; n=$((n + 1)); }
 	done
 	# more hugepages in use than before, with every process of ours

@@ -363,5 +363,41 @@ out=$(timeout 1 "$FERRY" recv --no-auth -B 127.0.0.1 -p "$(free_port)" 2>&1)
 [ $? -eq 124 ] || fail "--no-auth on 127.0.0.1 did not listen: $out"
 echo "ok   --no-auth -B 127.0.0.1 listens"
 
+note "silent peers cannot fill --max-sessions; a full receiver says busy"
+port3=$(free_port)
+"$FERRY" recv --key "$T/key" -p "$port3" -B 127.0.0.1 --max-sessions 1 \
+	--timeout 2 -i 0 -q >"$T/recv3.out" 2>"$T/recv3.err" &
+PIDS+=($!)
+wait_listen "$port3"
+# three peers that connect and say nothing (held for 6 s)
+python3 - "$port3" >"$T/silent3.out" 2>&1 <<'PY' &
+import socket, sys, time
+s = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(3)]
+time.sleep(6)
+PY
+spid=$!
+PIDS+=($spid)
+sleep 0.3
+t0=$(date +%s.%N)
+timeout 20 "$FERRY" bench --key "$T/key" -n 64M --json 127.0.0.1:"$port3" \
+	>"$T/slot.json" 2>"$T/slot.err" || { cat "$T/slot.err" "$T/recv3.err"; fail "a bench behind 3 silent peers (--max-sessions 1) failed"; }
+t1=$(date +%s.%N)
+check_json "$T/slot.json" $((64 << 20))
+python3 -c "import sys; sys.exit(float(sys.argv[2]) - float(sys.argv[1]) >= 1.8)" "$t0" "$t1" ||
+	fail "the bench waited for the silent peers' handshake timeout"
+echo "ok   bench served at once behind 3 silent peers with --max-sessions 1"
+# one long session holds the only slot: the next authenticated sender
+# waits --timeout (2 s) and is told the receiver is busy
+"$FERRY" bench --key "$T/key" -t 5 -i 0 -q 127.0.0.1:"$port3" >"$T/long.out" 2>&1 &
+lpid=$!
+PIDS+=($lpid)
+sleep 1
+if timeout 20 "$FERRY" bench --key "$T/key" -n 8M 127.0.0.1:"$port3" >"$T/busy.out" 2>&1; then
+	fail "a second session ran beside the only slot's"
+fi
+grep -q "receiver busy" "$T/busy.out" || { cat "$T/busy.out"; fail "the refusal does not say busy"; }
+echo "ok   second sender: $(grep -o 'receiver busy[^;]*' "$T/busy.out" | head -1)"
+wait $lpid || { cat "$T/long.out"; fail "the session holding the slot failed"; }
+
 echo "receiver log:"; cat "$T/recv.err"
 echo "PASS in $(( $(date +%s) - start )) s"

@@ -202,7 +202,7 @@ if ok_run t9 "--cksum crc32c"; then
 	same_tree "$S" "$D/sub/dir/src" || bad "HOST:/sub/dir: tree"
 	no_sidecars "$D" "--cksum crc32c"
 fi
-find "$D/sub" -mindepth 1 -maxdepth 1 ! -name dir 2>/dev/null | grep -q . &&
+find "$D/sub" -mindepth 1 -maxdepth 1 ! -name dir 2>/dev/null | grep . >/dev/null &&
 	bad "HOST:/sub/dir left something else in --dir/sub"
 
 note "10. --cksum crc32c --json --force"

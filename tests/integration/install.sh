@@ -31,7 +31,7 @@ import json, sys
 print(any(d["name"] == "libdpdk" for d in json.load(sys.stdin)))')
 
 # Binaries.
-"$DEST$BINDIR/ferry" version | grep -q '^ferry [0-9]' || fail "installed ferry does not run"
+"$DEST$BINDIR/ferry" version | grep '^ferry [0-9]' >/dev/null || fail "installed ferry does not run"
 if [ "$dpdk" = True ]; then
 	[ -x "$DEST$BINDIR/ferry-wanem" ] || fail "ferry-wanem not installed"
 fi
@@ -39,7 +39,7 @@ fi
 # The library: soname, links, and only ferry_* exported.
 lib=$DEST$LIBDIR/libferry.so
 [ -L "$lib" ] && [ -L "$lib.0" ] || fail "libferry.so / libferry.so.0 links missing"
-readelf -d "$lib.0" | grep -q 'SONAME.*\[libferry\.so\.0\]' || fail "soname is not libferry.so.0"
+readelf -d "$lib.0" | grep 'SONAME.*\[libferry\.so\.0\]' >/dev/null || fail "soname is not libferry.so.0"
 nm -D --defined-only "$lib.0" | awk '$2 != "A" {print $3}' | sed 's/@.*//' >"$T/syms"
 [ -s "$T/syms" ] || fail "libferry.so exports nothing"
 if grep '^ferry__' "$T/syms"; then fail "libferry.so exports internal ferry__ names (above)"; fi
@@ -73,7 +73,7 @@ san=
 cc -std=c11 -Wall -Wextra -Werror -pedantic $san -o "$T/hello_ferry" \
 	"$SRC/docs/examples/hello_ferry.c" $flags -pthread ||
 	fail "hello_ferry.c does not build against the installed libferry"
-LD_LIBRARY_PATH=$DEST$LIBDIR ldd "$T/hello_ferry" | grep -q "$DEST$LIBDIR/libferry.so.0" ||
+LD_LIBRARY_PATH=$DEST$LIBDIR ldd "$T/hello_ferry" | grep "$DEST$LIBDIR/libferry.so.0" >/dev/null ||
 	fail "hello_ferry does not load the installed libferry.so.0"
 LD_LIBRARY_PATH=$DEST$LIBDIR timeout 120 "$T/hello_ferry" "$T" >"$T/hello.out" 2>&1
 rc=$?

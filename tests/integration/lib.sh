@@ -31,7 +31,7 @@ free_port() {
 	local p
 	for _ in $(seq 50); do
 		p=$((20000 + RANDOM % 40000))
-		ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo $p; return; }
+		ss -Hltn "sport = :$p" 2>/dev/null | grep . >/dev/null || { echo $p; return; }
 	done
 	fail "no free port"
 }
@@ -41,9 +41,9 @@ wait_listen() {
 	local port=$1 ns=${2:-} i
 	for i in $(seq 100); do
 		if [ -n "$ns" ]; then
-			ip netns exec "$ns" ss -Hltn "sport = :$port" | grep -q . && return 0
+			ip netns exec "$ns" ss -Hltn "sport = :$port" | grep . >/dev/null && return 0
 		else
-			ss -Hltn "sport = :$port" | grep -q . && return 0
+			ss -Hltn "sport = :$port" | grep . >/dev/null && return 0
 		fi
 		sleep 0.05
 	done
