@@ -8,7 +8,10 @@ shift || true
 
 meson test -C "$build" --print-errorlogs --num-processes 2 "$@"
 rc=$?
-log="$build/meson-logs/testlog.json"
+# meson names the log after the wrapper (testlog-valgrind.json): the
+# newest one is this run's
+log=$(ls -t "$build"/meson-logs/testlog*.json 2>/dev/null | head -n 1)
+log=${log:-$build/meson-logs/testlog.json}
 if [ ! -s "$log" ]; then
 	echo "tests: 0 passed, 1 failed (no test log: meson test exited $rc)"
 	exit 1

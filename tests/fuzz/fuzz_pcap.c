@@ -60,7 +60,7 @@ static int on_frame(const struct ferry_pcap_frame *f, void *arg)
 	CHECK(rc == 0 ? why == NULL : why != NULL);
 	if (rc == 0)
 		CHECK(ferry__roce_to_port(f->data, f->caplen, 0));
-	if (rc == 0 || ferry__roce_to_port(f->data, f->caplen, 0))
+	if (rc == 0) /* as rocedump: a failed parse leaves p unset */
 		(void)ferry__roce_op_name(p.opcode);
 	(void)ferry__roce_icrc(f->data, f->caplen, &crc);
 	return s->stop_at >= 0 && s->frames == (uint64_t)s->stop_at ? 42 : 0;
