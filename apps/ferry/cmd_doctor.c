@@ -82,34 +82,18 @@ static bool positive(const char *opt, const char *s, double max, double *out)
 	return true;
 }
 
-/* s as a JSON string: quotes, backslashes and every byte outside printable
- * ASCII escaped, so the document is valid whatever sysfs held. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static void print_json(const struct ferry_check *c, size_t n,
 		       const unsigned *count, bool complete)
 {
 	printf("{\n  \"checks\": [");
 	for (size_t i = 0; i < n; i++) {
 		printf("%s\n    {\"name\": ", i ? "," : "");
-		json_str(stdout, c[i].name);
+		ferry_json_str(stdout, c[i].name);
 		printf(", \"status\": \"%s\", \"value\": ",
 		       ferry_check_status_name(c[i].status));
-		json_str(stdout, c[i].value);
+		ferry_json_str(stdout, c[i].value);
 		printf(", \"fix\": ");
-		json_str(stdout, c[i].fix);
+		ferry_json_str(stdout, c[i].fix);
 		printf("}");
 	}
 	printf("\n  ],\n  \"summary\": {\"pass\": %u, \"warn\": %u, \"fail\": %u, \"info\": %u},\n",

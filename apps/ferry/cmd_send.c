@@ -102,18 +102,10 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 	char b[32];
 
 	if (so->json) {
+		fprintf(so->jf, "%s\n    {\"path\": ", so->n_json++ ? "," : "");
+		ferry_json_str(so->jf, r->path);
 		fprintf(so->jf,
-			"%s\n    {\"path\": \"", so->n_json++ ? "," : "");
-		for (const char *c = r->path; *c; c++) {
-			if (*c == '"' || *c == '\\')
-				fputc('\\', so->jf);
-			if ((unsigned char)*c < 0x20)
-				fprintf(so->jf, "\\u%04x", *c);
-			else
-				fputc(*c, so->jf);
-		}
-		fprintf(so->jf,
-			"\", \"bytes\": %llu, \"sent\": %llu, \"seconds\": %.3f, \"checksum\": \"%s:%08x\", \"crc32c\": \"%08x\", ",
+			", \"bytes\": %llu, \"sent\": %llu, \"seconds\": %.3f, \"checksum\": \"%s:%08x\", \"crc32c\": \"%08x\", ",
 			(unsigned long long)r->size,
 			(unsigned long long)r->bytes_sent, r->seconds,
 			ferry_cksum_name(r->cksum), r->value, r->crc32c);

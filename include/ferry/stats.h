@@ -59,6 +59,12 @@ void ferry_report_add_interval(struct ferry_report *r,
 /* Write the report as one JSON document to out. Returns 0 or -errno. */
 int ferry_report_json(const struct ferry_report *r, FILE *out);
 
+/* Write str to out as a JSON string, quotes included: quotes,
+ * backslashes and control characters escaped, valid UTF-8 kept as is,
+ * every byte that is not UTF-8 (a file name in Latin-1, say) written as
+ * U+FFFD, so the document stays valid whatever the string held. */
+void ferry_json_str(FILE *out, const char *str);
+
 /* The same, with extra top-level members written by extra (which starts
  * each member with ",\n  \"name\": "). */
 int ferry_report_json_ex(const struct ferry_report *r, FILE *out,

@@ -249,37 +249,20 @@ int ferry_osu_csv(const struct ferry_osu_result *r, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
-/* A JSON string: printable ASCII as is, the rest escaped. */
-static void jstr(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 int ferry_osu_json(const struct ferry_osu_result *r, FILE *out)
 {
 	const char *mode = ferry_osu_mode_name(r->mode);
 
 	fputs("{\n  \"osu\": ", out);
-	jstr(out, mode ? mode : "");
+	ferry_json_str(out, mode ? mode : "");
 	fputs(", \"transport\": ", out);
-	jstr(out, r->transport);
+	ferry_json_str(out, r->transport);
 	fputs(", \"poll\": ", out);
-	jstr(out, r->poll);
+	ferry_json_str(out, r->poll);
 	fputs(", \"peer_poll\": ", out);
-	jstr(out, r->peer_poll);
+	ferry_json_str(out, r->peer_poll);
 	fputs(",\n  \"peer\": ", out);
-	jstr(out, r->peer);
+	ferry_json_str(out, r->peer);
 	fprintf(out, ", \"window\": %u,\n  \"rows\": [", r->window);
 	for (unsigned i = 0; i < r->n_rows; i++) {
 		const struct ferry_osu_row *w = &r->rows[i];

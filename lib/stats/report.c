@@ -38,9 +38,7 @@ static int utf8_len(const unsigned char *s)
 	return n;
 }
 
-/* JSON string: escape quotes, backslashes and control characters; bytes
- * that are not UTF-8 become U+FFFD. */
-static void jstr(FILE *out, const char *str)
+void ferry_json_str(FILE *out, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
@@ -80,24 +78,24 @@ int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
 	double cpu = r->cpu_user + r->cpu_sys;
 
 	fputs("{\n  \"start\": {\"role\": ", out);
-	jstr(out, r->role);
+	ferry_json_str(out, r->role);
 	fputs(", \"transport\": ", out);
-	jstr(out, r->transport);
+	ferry_json_str(out, r->transport);
 	fputs(", \"transport_reason\": ", out);
-	jstr(out, r->transport_why);
+	ferry_json_str(out, r->transport_why);
 	fputs(", \"poll\": ", out);
-	jstr(out, r->poll);
+	ferry_json_str(out, r->poll);
 	fputs(", \"peer\": ", out);
-	jstr(out, r->peer);
+	ferry_json_str(out, r->peer);
 	fprintf(out,
 		",\n    \"streams\": %u, \"slots\": %u, \"depth\": %u, \"chunk_bytes\": %llu,\n"
 		"    \"memory\": {\"pages\": ",
 		r->streams, r->slots, r->depth,
 		(unsigned long long)r->chunk_size);
-	jstr(out, r->page_kind);
+	ferry_json_str(out, r->page_kind);
 	fprintf(out, ", \"pool_bytes\": %llu, \"numa_node\": %d, \"placement\": ",
 		(unsigned long long)r->pool_bytes, r->numa_node);
-	jstr(out, r->placement);
+	ferry_json_str(out, r->placement);
 	fputs("}},\n  \"intervals\": [", out);
 	for (unsigned i = 0; i < r->n_iv; i++) {
 		const struct ferry_interval *iv = &r->iv[i];
