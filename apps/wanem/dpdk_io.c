@@ -19,6 +19,7 @@
 
 #include "dpdk_io.h"
 #include "report.h"
+#include "util/args.h"
 
 #define MAX_ARGS 64
 #define BURST 32
@@ -103,36 +104,6 @@ static const struct wanem_pkt_ops mbuf_ops = {
 	.xmit = pkt_xmit,
 };
 
-/* Split s (modified) into words; quotes group, no escapes. */
-static int split_args(char *s, char **argv, int max)
-{
-	int argc = 0;
-
-	while (*s) {
-		char *o, q = 0;
-
-		while (*s == ' ' || *s == '\t' || *s == '\n')
-			s++;
-		if (!*s)
-			break;
-		if (argc >= max)
-			return -E2BIG;
-		argv[argc++] = o = s;
-		for (; *s && (q || (*s != ' ' && *s != '\t' && *s != '\n')); s++) {
-			if (!q && (*s == '\'' || *s == '"'))
-				q = *s;
-			else if (q && *s == q)
-				q = 0;
-			else
-				*o++ = *s;
-		}
-		if (*s)
-			s++;
-		*o = 0;
-	}
-	return argc;
-}
-
 static int eal_start(const char *dpdk, char *why, size_t len)
 {
 	static char *argv[MAX_ARGS + 2];
@@ -142,12 +113,12 @@ static int eal_start(const char *dpdk, char *why, size_t len)
 	if (!copy)
 		return -ENOMEM;
 	argv[0] = "ferry-wanem";
-	argc = split_args(copy, argv + 1, MAX_ARGS);
+	argc = ferry__split_args(copy, argv, MAX_ARGS + 1, 1);
 	if (argc < 0) {
 		snprintf(why, len, "--dpdk has more than %d words", MAX_ARGS);
 		return -E2BIG;
 	}
-	if (rte_eal_init(argc + 1, argv) < 0) {
+	if (rte_eal_init(argc, argv) < 0) {
 		int e = rte_errno > 0 ? rte_errno : EINVAL;
 
 		snprintf(why, len, "the DPDK EAL did not start with --dpdk \"%s\": "

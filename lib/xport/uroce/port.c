@@ -24,6 +24,7 @@
 #include <rte_mbuf.h>
 
 #include "util/util.h"
+#include "util/args.h"
 #include "xport/uroce/port.h"
 #include "xport/uroce/wire.h"
 
@@ -70,33 +71,6 @@ static ssize_t log_write(void *cookie, const char *buf, size_t len)
 	return (ssize_t)len;
 }
 
-/* Split s into words (single and double quotes group, no escapes). */
-static int split_args(char *s, char **argv, int max, int argc)
-{
-	while (*s) {
-		while (*s == ' ' || *s == '\t' || *s == '\n')
-			s++;
-		if (!*s)
-			break;
-		if (argc >= max)
-			return -E2BIG;
-		argv[argc++] = s;
-		char *o = s, q = 0;
-		for (; *s && (q || (*s != ' ' && *s != '\t' && *s != '\n')); s++) {
-			if (!q && (*s == '\'' || *s == '"'))
-				q = *s;
-			else if (q && *s == q)
-				q = 0;
-			else
-				*o++ = *s;
-		}
-		if (*s)
-			s++;
-		*o = 0;
-	}
-	return argc;
-}
-
 static bool has_arg(char **argv, int argc, const char *name)
 {
 	size_t n = strlen(name);
@@ -126,7 +100,7 @@ static int eal_args(char ***out, char *why, size_t whylen)
 	if (!copy)
 		return -ENOMEM;
 	argv[argc++] = "ferry";
-	argc = split_args(copy, argv, MAX_ARGS, argc);
+	argc = ferry__split_args(copy, argv, MAX_ARGS, argc);
 	if (argc < 0) {
 		ferry__why(why, whylen, "uroce: FERRY_DPDK has more than %d words",
 			   MAX_ARGS);
