@@ -3,9 +3,12 @@
  * Each side proves it knows the key by a MAC over both sides' fresh nonces,
  * so a recorded answer is useless in another session. The two MACs carry
  * different labels and nonce orders, so one side's MAC can never be
- * reflected back as the other's.
+ * reflected back as the other's. A third label derives the connection's
+ * wrapping key, under which token secrets cross the channel.
  */
+#include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -17,6 +20,8 @@
 
 #define LABEL_SERVER "ferry-v1 server"
 #define LABEL_CLIENT "ferry-v1 client"
+#define LABEL_WRAP "ferry-v1 wrap"
+#define LABEL_TOKEN "ferry-v1 token"
 
 /* mac = HMAC-SHA256(key, label || n1 || n2). Returns 0 or -EIO. */
 static int auth_mac(const struct ferry_key *key, const char *label,
@@ -105,16 +110,46 @@ static int refuse(int fd, const char *text)
 	return -FERRY_EAUTH;
 }
 
-int ferry__ctrl_auth_client(int fd, const struct ferry_key *key,
-			    int timeout_ms, char *why, size_t whylen)
+/* The connection's wrapping key (msg.h); zeros in no-auth mode. */
+static int derive_wrap(const struct ferry_key *key,
+		       const uint8_t nonce_c[FERRY_NONCE_LEN],
+		       const uint8_t nonce_s[FERRY_NONCE_LEN],
+		       uint8_t wrap[FERRY_KEY_LEN])
+{
+	static_assert(FERRY_MAC_LEN == FERRY_KEY_LEN,
+		      "a MAC is a whole wrapping key");
+
+	if (!key) {
+		memset(wrap, 0, FERRY_KEY_LEN);
+		return 0;
+	}
+	return auth_mac(key, LABEL_WRAP, nonce_c, nonce_s, wrap);
+}
+
+int ferry__ctrl_auth_client_ex(int fd, const struct ferry_key *key,
+			       const char *name, int timeout_ms,
+			       uint8_t wrap[FERRY_KEY_LEN], char *why,
+			       size_t whylen)
 {
 	struct ferry_msg hello = { .type = FERRY_MSG_HELLO };
 	struct ferry_msg auth = { .type = FERRY_MSG_AUTH };
 	struct ferry_msg m;
 	struct ferry_msg_challenge *ch = &m.u.challenge;
 	uint8_t expect[FERRY_MAC_LEN];
+	uint8_t w[FERRY_KEY_LEN];
 	int ret;
 
+	if (wrap)
+		memset(wrap, 0, FERRY_KEY_LEN);
+	if (!name)
+		name = "";
+	if (!ferry__ctrl_keyname_valid(name)) {
+		ferry__why(why, whylen,
+			   "not a valid key name (1 to %d of A-Z a-z 0-9 . _ "
+			   ": -)", FERRY_KEYNAME_MAX);
+		return -EINVAL;
+	}
+	strcpy(hello.u.hello.name, name);
 	ret = ferry__random(hello.u.hello.nonce, FERRY_NONCE_LEN);
 	if (ret)
 		goto fail_sys;
@@ -163,30 +198,90 @@ int ferry__ctrl_auth_client(int fd, const struct ferry_key *key,
 		if (ret)
 			goto fail_sys;
 	}
-	ret = ferry__ctrl_send(fd, &auth, timeout_ms);
+	ret = derive_wrap(key, hello.u.hello.nonce, ch->nonce, w);
 	if (ret)
 		goto fail_sys;
+	ret = ferry__ctrl_send(fd, &auth, timeout_ms);
+	if (ret)
+		goto fail_wipe;
+	if (wrap)
+		memcpy(wrap, w, FERRY_KEY_LEN);
+	OPENSSL_cleanse(w, sizeof(w));
 	return 0;
 
+fail_wipe:
+	OPENSSL_cleanse(w, sizeof(w));
 fail_sys:
 	ferry__why(why, whylen, "authentication: %s", ferry_strerror(ret));
 	return ret;
 }
 
-int ferry__ctrl_auth_server(int fd, const struct ferry_key *key,
+int ferry__ctrl_auth_client(int fd, const struct ferry_key *key,
 			    int timeout_ms, char *why, size_t whylen)
 {
+	return ferry__ctrl_auth_client_ex(fd, key, NULL, timeout_ms, NULL, why,
+					  whylen);
+}
+
+/* The server's key for the client's HELLO: *key points to it, or is NULL
+ * in no-auth mode; a looked-up key is copied into *buf. Refuses (ERROR,
+ * -FERRY_EAUTH) a client without a key when we have one, and a name the
+ * lookup does not know. */
+static int server_key(int fd, const struct ferry__auth_cfg *cfg,
+		      const struct ferry_msg_hello *h, struct ferry_key *buf,
+		      const struct ferry_key **key, char *why, size_t whylen)
+{
+	char lwhy[FERRY_ERRTEXT_MAX] = "";
+
+	*key = NULL;
+	if (!cfg->lookup && !cfg->key)
+		return 0; /* no-auth mode */
+	if (h->flags & FERRY_HELLO_NOAUTH) {
+		ferry__why(why, whylen,
+			   "a client without a key tried to connect; this "
+			   "server requires authentication");
+		return refuse(fd, "the client has no key and the server "
+				  "requires one");
+	}
+	if (!cfg->lookup) {
+		*key = cfg->key;
+		return 0;
+	}
+	if (cfg->lookup(cfg->arg, h->name, buf, lwhy, sizeof(lwhy)) != 0) {
+		OPENSSL_cleanse(buf, sizeof(*buf));
+		if (!lwhy[0])
+			snprintf(lwhy, sizeof(lwhy), "unknown key name %s",
+				 h->name[0] ? h->name : "(none given)");
+		ferry__why(why, whylen, "authentication failed: %s", lwhy);
+		return refuse(fd, lwhy);
+	}
+	*key = buf;
+	return 0;
+}
+
+int ferry__ctrl_auth_server_ex(int fd, const struct ferry__auth_cfg *cfg,
+			       int timeout_ms, struct ferry__authed *out,
+			       char *why, size_t whylen)
+{
+	static const struct ferry__auth_cfg noauth = { 0 };
 	struct ferry_msg chal = { .type = FERRY_MSG_CHALLENGE };
 	struct ferry_msg_challenge *ch = &chal.u.challenge;
 	struct ferry_msg m;
+	char name[FERRY_KEYNAME_MAX + 1];
 	uint8_t nonce_c[FERRY_NONCE_LEN];
 	uint8_t expect[FERRY_MAC_LEN];
+	struct ferry_key looked_up;
+	const struct ferry_key *key;
 	/* one deadline for the whole handshake: a peer cannot hold the
-	 * session longer by trickling its messages */
+	 * session longer by trickling its messages (or by a slow lookup) */
 	uint64_t deadline = timeout_ms < 0 ? 0 :
 			    ferry__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	int ret;
 
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if (!cfg)
+		cfg = &noauth;
 	ret = ferry__ctrl_recv(fd, &m, timeout_ms);
 	if (ret == -FERRY_EVERSION)
 		ferry__ctrl_send_error(fd, FERRY_EVERSION,
@@ -201,14 +296,11 @@ int ferry__ctrl_auth_server(int fd, const struct ferry_key *key,
 	if (m.type != FERRY_MSG_HELLO)
 		return unexpected(fd, &m, "HELLO", why, whylen);
 	memcpy(nonce_c, m.u.hello.nonce, FERRY_NONCE_LEN);
+	memcpy(name, m.u.hello.name, sizeof(name));
 
-	if (key && (m.u.hello.flags & FERRY_HELLO_NOAUTH)) {
-		ferry__why(why, whylen,
-			   "a client without a key tried to connect; this "
-			   "server requires authentication");
-		return refuse(fd, "the client has no key and the server "
-				  "requires one");
-	}
+	ret = server_key(fd, cfg, &m.u.hello, &looked_up, &key, why, whylen);
+	if (ret)
+		return ret;
 	ret = ferry__random(ch->nonce, FERRY_NONCE_LEN);
 	if (ret)
 		goto fail_sys;
@@ -226,25 +318,75 @@ int ferry__ctrl_auth_server(int fd, const struct ferry_key *key,
 	ret = ferry__ctrl_recv(fd, &m, ms_left(deadline));
 	if (ret == -FERRY_ETOOBIG)
 		too_big(fd);
-	if (ret)
-		return recv_failed(ret, &m, "client", "AUTH", timeout_ms, why,
-				   whylen);
-	if (m.type != FERRY_MSG_AUTH)
-		return unexpected(fd, &m, "AUTH", why, whylen);
-	if (!key)
-		return 0;
-	ret = auth_mac(key, LABEL_CLIENT, ch->nonce, nonce_c, expect);
-	if (ret)
-		goto fail_sys;
-	if (CRYPTO_memcmp(expect, m.u.auth.mac, FERRY_MAC_LEN) != 0) {
-		ferry__why(why, whylen,
-			   "authentication failed: the client's key differs "
-			   "from ours (or it replayed an old handshake)");
-		return refuse(fd, "the client's key differs from ours");
+	if (ret) {
+		ret = recv_failed(ret, &m, "client", "AUTH", timeout_ms, why,
+				  whylen);
+		goto out;
 	}
-	return 0;
+	if (m.type != FERRY_MSG_AUTH) {
+		ret = unexpected(fd, &m, "AUTH", why, whylen);
+		goto out;
+	}
+	if (key) {
+		ret = auth_mac(key, LABEL_CLIENT, ch->nonce, nonce_c, expect);
+		if (ret)
+			goto fail_sys;
+		if (CRYPTO_memcmp(expect, m.u.auth.mac, FERRY_MAC_LEN) != 0) {
+			ferry__why(why, whylen,
+				   "authentication failed: the client's key "
+				   "differs from ours (or it replayed an old "
+				   "handshake)");
+			ret = refuse(fd, "the client's key differs from ours");
+			goto out;
+		}
+	}
+	if (out) {
+		ret = derive_wrap(key, nonce_c, ch->nonce, out->wrap);
+		if (ret)
+			goto fail_sys;
+		memcpy(out->name, name, sizeof(out->name));
+	}
+	ret = 0;
+	goto out;
 
 fail_sys:
 	ferry__why(why, whylen, "authentication: %s", ferry_strerror(ret));
+out:
+	OPENSSL_cleanse(&looked_up, sizeof(looked_up));
+	if (ret && out)
+		OPENSSL_cleanse(out, sizeof(*out));
 	return ret;
+}
+
+int ferry__ctrl_auth_server(int fd, const struct ferry_key *key,
+			    int timeout_ms, char *why, size_t whylen)
+{
+	const struct ferry__auth_cfg cfg = { .key = key };
+
+	return ferry__ctrl_auth_server_ex(fd, &cfg, timeout_ms, NULL, why,
+					  whylen);
+}
+
+int ferry__ctrl_wrap(const uint8_t wrap[FERRY_KEY_LEN], const char *token_name,
+		     const uint8_t in[FERRY_KEY_LEN],
+		     uint8_t out[FERRY_KEY_LEN])
+{
+	uint8_t data[sizeof(LABEL_TOKEN) - 1 + FERRY_KEYNAME_MAX];
+	uint8_t pad[FERRY_MAC_LEN];
+	size_t ll = sizeof(LABEL_TOKEN) - 1;
+	size_t n = strnlen(token_name, FERRY_KEYNAME_MAX + 1);
+	unsigned int padlen = 0;
+
+	if (!ferry__ctrl_keyname_valid(token_name))
+		return -EINVAL;
+	memcpy(data, LABEL_TOKEN, ll);
+	memcpy(data + ll, token_name, n);
+	if (!HMAC(EVP_sha256(), wrap, FERRY_KEY_LEN, data, ll + n, pad,
+		  &padlen) ||
+	    padlen != FERRY_MAC_LEN)
+		return -EIO;
+	for (size_t i = 0; i < FERRY_KEY_LEN; i++)
+		out[i] = in[i] ^ pad[i];
+	OPENSSL_cleanse(pad, sizeof(pad));
+	return 0;
 }

@@ -5,6 +5,7 @@
  * its union member and a row here; framing, length limits and the
  * trailing-bytes check are shared.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -21,17 +22,68 @@ struct msg_codec {
 	int (*dec)(struct ferry__rcur *c, struct ferry_msg *m);
 };
 
+/* The largest bodies fit a frame. */
+static_assert(4 + 4 + 8 + 2 + (FERRY_DEST_MAX - 1) + 4 + FERRY_REQ_DATA_MAX <=
+		      FERRY_CTRL_MAX_BODY,
+	      "a REQ with the longest path and data fits a frame");
+static_assert(4 + 4 + 8 + 4 + FERRY_REPLY_DATA_MAX <= FERRY_CTRL_MAX_BODY,
+	      "a REPLY with the most data fits a frame");
+static_assert(FERRY_DEST_MAX - 1 <= UINT16_MAX,
+	      "a path's length fits its u16");
+static_assert(FERRY_KEYNAME_MAX <= UINT8_MAX,
+	      "a key name's length fits its u8");
+
+static bool keyname_char_ok(unsigned char ch)
+{
+	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+	       (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+	       ch == ':' || ch == '-';
+}
+
+/* Here rather than in auth.c: the codec checks HELLO names, and the
+ * fuzzer builds codec.c alone. */
+bool ferry__ctrl_keyname_valid(const char *name)
+{
+	size_t n = strnlen(name, FERRY_KEYNAME_MAX + 1);
+
+	if (n > FERRY_KEYNAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!keyname_char_ok((unsigned char)name[i]))
+			return false;
+	return true;
+}
+
 static int hello_enc(struct ferry__wcur *c, const struct ferry_msg *m)
 {
+	const char *name = m->u.hello.name;
+	size_t n = strnlen(name, sizeof(m->u.hello.name));
+
+	if (!ferry__ctrl_keyname_valid(name))
+		return -EINVAL;
 	ferry__put_bytes(c, m->u.hello.nonce, FERRY_NONCE_LEN);
 	ferry__put_u32(c, m->u.hello.flags);
+	ferry__put_u8(c, (uint8_t)n);
+	ferry__put_bytes(c, name, n);
 	return 0;
 }
 
 static int hello_dec(struct ferry__rcur *c, struct ferry_msg *m)
 {
+	char *name = m->u.hello.name;
+	uint8_t n;
+
 	ferry__get_bytes(c, m->u.hello.nonce, FERRY_NONCE_LEN);
 	m->u.hello.flags = ferry__get_u32(c);
+	n = ferry__get_u8(c);
+	if (n > FERRY_KEYNAME_MAX)
+		return -FERRY_EPROTO;
+	ferry__get_bytes(c, name, n);
+	name[n] = '\0';
+	/* byte by byte: a NUL inside would hide what follows it */
+	for (size_t i = 0; i < n; i++)
+		if (!keyname_char_ok((unsigned char)name[i]))
+			return -FERRY_EPROTO;
 	return 0;
 }
 
@@ -222,24 +274,37 @@ static int result_dec(struct ferry__rcur *c, struct ferry_msg *m)
 	return 0;
 }
 
-/* A length-prefixed string of printable text (or, for paths, any bytes
- * but NUL), at most max - 1 bytes. */
+/* Any byte but NUL: FILES destinations (the receiver checks the path). */
+static bool any_char_ok(unsigned char ch)
+{
+	return ch != 0;
+}
+
+/* No control characters at all: daemon request paths. */
+static bool plain_char_ok(unsigned char ch)
+{
+	return ch >= 0x20 && ch != 0x7f;
+}
+
+/* A string of at most max - 1 bytes that ok accepts, length-prefixed
+ * (u16) on the wire. */
 static int str_enc(struct ferry__wcur *c, const char *t, size_t max,
-		   bool printable)
+		   bool (*ok)(unsigned char))
 {
 	size_t n = strnlen(t, max);
 
 	if (n == max)
 		return -EINVAL;
-	for (size_t i = 0; printable && i < n; i++)
-		if (!text_char_ok((unsigned char)t[i]))
+	for (size_t i = 0; i < n; i++)
+		if (!ok((unsigned char)t[i]))
 			return -EINVAL;
 	ferry__put_u16(c, (uint16_t)n);
 	ferry__put_bytes(c, t, n);
 	return 0;
 }
 
-static int str_dec(struct ferry__rcur *c, char *t, size_t max, bool printable)
+static int str_dec(struct ferry__rcur *c, char *t, size_t max,
+		   bool (*ok)(unsigned char))
 {
 	uint16_t n = ferry__get_u16(c);
 
@@ -248,7 +313,7 @@ static int str_dec(struct ferry__rcur *c, char *t, size_t max, bool printable)
 	ferry__get_bytes(c, t, n);
 	t[n] = '\0';
 	for (size_t i = 0; i < n; i++)
-		if ((printable && !text_char_ok((unsigned char)t[i])) || !t[i])
+		if (!t[i] || !ok((unsigned char)t[i]))
 			return -FERRY_EPROTO;
 	return 0;
 }
@@ -258,7 +323,7 @@ static int files_enc(struct ferry__wcur *c, const struct ferry_msg *m)
 	ferry__put_u32(c, m->u.files.flags);
 	ferry__put_u32(c, m->u.files.cksum);
 	ferry__put_u64(c, m->u.files.n_entries);
-	return str_enc(c, m->u.files.dest, FERRY_DEST_MAX, false);
+	return str_enc(c, m->u.files.dest, FERRY_DEST_MAX, any_char_ok);
 }
 
 static int files_dec(struct ferry__rcur *c, struct ferry_msg *m)
@@ -266,7 +331,7 @@ static int files_dec(struct ferry__rcur *c, struct ferry_msg *m)
 	m->u.files.flags = ferry__get_u32(c);
 	m->u.files.cksum = ferry__get_u32(c);
 	m->u.files.n_entries = ferry__get_u64(c);
-	return str_dec(c, m->u.files.dest, FERRY_DEST_MAX, false);
+	return str_dec(c, m->u.files.dest, FERRY_DEST_MAX, any_char_ok);
 }
 
 static int blob_enc(struct ferry__wcur *c, const struct ferry_msg *m)
@@ -313,7 +378,8 @@ static int file_done_enc(struct ferry__wcur *c, const struct ferry_msg *m)
 	ferry__put_i32(c, m->u.file_done.status);
 	ferry__put_u32(c, m->u.file_done.crc32c);
 	ferry__put_u32(c, m->u.file_done.adler32);
-	return str_enc(c, m->u.file_done.text, FERRY_ERRTEXT_MAX, true);
+	return str_enc(c, m->u.file_done.text, FERRY_ERRTEXT_MAX,
+		       text_char_ok);
 }
 
 static int file_done_dec(struct ferry__rcur *c, struct ferry_msg *m)
@@ -322,7 +388,98 @@ static int file_done_dec(struct ferry__rcur *c, struct ferry_msg *m)
 	m->u.file_done.status = ferry__get_i32(c);
 	m->u.file_done.crc32c = ferry__get_u32(c);
 	m->u.file_done.adler32 = ferry__get_u32(c);
-	return str_dec(c, m->u.file_done.text, FERRY_ERRTEXT_MAX, true);
+	return str_dec(c, m->u.file_done.text, FERRY_ERRTEXT_MAX,
+		       text_char_ok);
+}
+
+static int req_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	const struct ferry_msg_req *r = &m->u.req;
+	int ret;
+
+	if (r->len > FERRY_REQ_DATA_MAX)
+		return -EINVAL;
+	ferry__put_u32(c, r->op);
+	ferry__put_u32(c, r->flags);
+	ferry__put_u64(c, r->arg);
+	ret = str_enc(c, r->path, FERRY_DEST_MAX, plain_char_ok);
+	if (ret)
+		return ret;
+	ferry__put_u32(c, r->len);
+	ferry__put_bytes(c, r->data, r->len);
+	return 0;
+}
+
+static int req_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	struct ferry_msg_req *r = &m->u.req;
+	int ret;
+
+	r->op = ferry__get_u32(c);
+	r->flags = ferry__get_u32(c);
+	r->arg = ferry__get_u64(c);
+	ret = str_dec(c, r->path, FERRY_DEST_MAX, plain_char_ok);
+	if (ret)
+		return ret;
+	r->len = ferry__get_u32(c);
+	if (r->len > FERRY_REQ_DATA_MAX)
+		return -FERRY_EPROTO;
+	ferry__get_bytes(c, r->data, r->len);
+	return 0;
+}
+
+static int reply_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	const struct ferry_msg_reply *r = &m->u.reply;
+
+	if (r->len > FERRY_REPLY_DATA_MAX)
+		return -EINVAL;
+	ferry__put_u32(c, r->op);
+	ferry__put_u32(c, r->flags);
+	ferry__put_u64(c, r->arg);
+	ferry__put_u32(c, r->len);
+	ferry__put_bytes(c, r->data, r->len);
+	return 0;
+}
+
+static int reply_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	struct ferry_msg_reply *r = &m->u.reply;
+
+	r->op = ferry__get_u32(c);
+	r->flags = ferry__get_u32(c);
+	r->arg = ferry__get_u64(c);
+	r->len = ferry__get_u32(c);
+	if (r->len > FERRY_REPLY_DATA_MAX)
+		return -FERRY_EPROTO;
+	ferry__get_bytes(c, r->data, r->len);
+	return 0;
+}
+
+static int marker_enc(struct ferry__wcur *c, const struct ferry_msg *m)
+{
+	const struct ferry_msg_marker *k = &m->u.marker;
+
+	ferry__put_u64(c, k->bytes);
+	ferry__put_u64(c, k->total);
+	ferry__put_u64(c, k->rate);
+	ferry__put_u64(c, k->elapsed_ms);
+	ferry__put_u32(c, k->files_done);
+	ferry__put_u32(c, k->files_total);
+	return 0;
+}
+
+static int marker_dec(struct ferry__rcur *c, struct ferry_msg *m)
+{
+	struct ferry_msg_marker *k = &m->u.marker;
+
+	k->bytes = ferry__get_u64(c);
+	k->total = ferry__get_u64(c);
+	k->rate = ferry__get_u64(c);
+	k->elapsed_ms = ferry__get_u64(c);
+	k->files_done = ferry__get_u32(c);
+	k->files_total = ferry__get_u32(c);
+	return 0;
 }
 
 static const struct msg_codec codecs[] = {
@@ -340,6 +497,9 @@ static const struct msg_codec codecs[] = {
 	[FERRY_MSG_PLAN] = { "PLAN", blob_enc, blob_dec },
 	[FERRY_MSG_FILE_SUM] = { "FILE_SUM", file_sum_enc, file_sum_dec },
 	[FERRY_MSG_FILE_DONE] = { "FILE_DONE", file_done_enc, file_done_dec },
+	[FERRY_MSG_REQ] = { "REQ", req_enc, req_dec },
+	[FERRY_MSG_REPLY] = { "REPLY", reply_enc, reply_dec },
+	[FERRY_MSG_MARKER] = { "MARKER", marker_enc, marker_dec },
 };
 
 static const struct msg_codec *codec_of(uint16_t type)

@@ -17,6 +17,7 @@
 #ifndef FERRY_CTRL_MSG_H
 #define FERRY_CTRL_MSG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,9 @@ enum ferry_msg_type {
 	FERRY_MSG_PLAN = 12,      /* receiver: per file, what to send */
 	FERRY_MSG_FILE_SUM = 13,  /* sender: a file's whole checksums */
 	FERRY_MSG_FILE_DONE = 14, /* receiver: a file published, or not */
+	FERRY_MSG_REQ = 15,       /* client: a daemon request (below) */
+	FERRY_MSG_REPLY = 16,     /* daemon: a request's answer, or a part */
+	FERRY_MSG_MARKER = 17,    /* daemon: progress of a push it runs */
 };
 
 /* HELLO and CHALLENGE flags. */
@@ -62,9 +66,15 @@ enum { FERRY_MODE_BENCH = 1, FERRY_MODE_FILES = 2, FERRY_MODE_OSU = 3 };
 /* ferry_params.transports: a bit mask. */
 enum { FERRY_XPORT_TCP = 1, FERRY_XPORT_UROCE = 2, FERRY_XPORT_VERBS = 4 };
 
+/* A key's name: 1 to FERRY_KEYNAME_MAX of [A-Za-z0-9._:-] (the exports
+ * names, and "token:" + 32 hex digits for a transfer token), or "" when
+ * the client does not say (a daemon with one key takes any name). */
+#define FERRY_KEYNAME_MAX 64
+
 struct ferry_msg_hello {
 	uint8_t nonce[FERRY_NONCE_LEN];
 	uint32_t flags;
+	char name[FERRY_KEYNAME_MAX + 1]; /* on the wire: u8 length, bytes */
 };
 
 struct ferry_msg_challenge {
@@ -163,6 +173,81 @@ struct ferry_msg_file_done {
 	char text[FERRY_ERRTEXT_MAX];
 };
 
+/* ---- daemon requests (REQ / REPLY / MARKER) ---------------------------
+ *
+ * After the handshake a client may send any number of REQs instead of a
+ * PROPOSE; each is answered by one or more REPLYs (the last one has
+ * FERRY_REPLY_LAST) or by an ERROR whose code is a positive errno
+ * (ENOENT, EEXIST, EACCES, ENOTDIR, EISDIR, ENOTEMPTY, ...) or FERRY_E*.
+ * An ERROR ends the request, not the connection. Paths are relative to
+ * the daemon's export root (io/exports.h rules). The op-specific data
+ * (REQ.data, REPLY.data) is encoded by ctrl/req.h.
+ *
+ *   op      REQ                               REPLY (LAST unless said)
+ *   STAT    path                              data: rstat
+ *   LIST    path (a directory)                data: manifest-encoded
+ *                                             children, by name; several
+ *                                             REPLYs, the last has LAST
+ *   CKSUM   path, arg = enum ferry_cksum      arg = the value
+ *   MKDIR   path, arg = mode, flags PARENTS   -
+ *   UNLINK  path (not a directory)            -
+ *   RMDIR   path (an empty directory)         -
+ *   TOKEN   path = destination directory,     arg = expiry (unix s),
+ *           data = manifest-encoded files     data: token (name and the
+ *           (names below path, sizes),        secret, wrapped under the
+ *           flags FERRY_FILES_FORCE,          connection's key)
+ *           arg = lifetime in seconds
+ *   PUSH    data: push spec (where to send,   MARKERs while it runs, then
+ *           which token, which files)         data: per-file results,
+ *                                             arg = 0 or a positive error
+ *
+ * Rights (io/exports.h): STAT, LIST, CKSUM and PUSH need read on the
+ * path(s); MKDIR and TOKEN need write; UNLINK and RMDIR need delete.
+ */
+enum ferry_req_op {
+	FERRY_REQ_STAT = 1,
+	FERRY_REQ_LIST = 2,
+	FERRY_REQ_CKSUM = 3,
+	FERRY_REQ_MKDIR = 4,
+	FERRY_REQ_UNLINK = 5,
+	FERRY_REQ_RMDIR = 6,
+	FERRY_REQ_TOKEN = 7,
+	FERRY_REQ_PUSH = 8,
+};
+
+#define FERRY_REQ_PARENTS 1u /* MKDIR: create missing parents, like -p */
+#define FERRY_REPLY_LAST 1u
+
+#define FERRY_REQ_DATA_MAX 32768
+#define FERRY_REPLY_DATA_MAX (FERRY_CTRL_MAX_BODY - 64)
+
+struct ferry_msg_req {
+	uint32_t op;   /* enum ferry_req_op */
+	uint32_t flags;
+	uint64_t arg;
+	char path[FERRY_DEST_MAX]; /* on the wire: u16 length, bytes */
+	uint32_t len;
+	uint8_t data[FERRY_REQ_DATA_MAX];
+};
+
+struct ferry_msg_reply {
+	uint32_t op;
+	uint32_t flags; /* FERRY_REPLY_LAST */
+	uint64_t arg;
+	uint32_t len;
+	uint8_t data[FERRY_REPLY_DATA_MAX];
+};
+
+/* A performance marker, in the spirit of HTTP-TPC's: sent by a daemon
+ * running a PUSH every few seconds, and once at the end. */
+struct ferry_msg_marker {
+	uint64_t bytes;      /* moved so far */
+	uint64_t total;      /* to move (0: unknown) */
+	uint64_t rate;       /* bytes per second over the last interval */
+	uint64_t elapsed_ms; /* since the push started */
+	uint32_t files_done, files_total;
+};
+
 struct ferry_msg {
 	uint16_t type;    /* enum ferry_msg_type */
 	uint16_t version; /* set by decode; encode writes ours */
@@ -180,6 +265,9 @@ struct ferry_msg {
 		struct ferry_msg_blob blob; /* MANIFEST, PLAN */
 		struct ferry_msg_file_sum file_sum;
 		struct ferry_msg_file_done file_done;
+		struct ferry_msg_req req;
+		struct ferry_msg_reply reply;
+		struct ferry_msg_marker marker;
 	} u;
 };
 
@@ -190,7 +278,8 @@ struct ferry_msg {
  * -FERRY_ETOOBIG if the frame does not fit in cap (or would exceed
  * FERRY_CTRL_MAX_BODY), or -EINVAL if m is not a valid message (unknown
  * type, ep.len > FERRY_EP_MAX, error text unterminated or with control
- * characters). */
+ * characters, a HELLO name that is not valid, a REQ path unterminated or
+ * with control characters, REQ or REPLY data over its maximum). */
 int ferry__ctrl_encode(const struct ferry_msg *m, uint8_t *buf, size_t cap,
 		       size_t *len);
 
@@ -204,7 +293,8 @@ int ferry__ctrl_encode(const struct ferry_msg *m, uint8_t *buf, size_t cap,
  *                     *consumed = its length, so the caller can answer;
  *   -FERRY_EPROTO     bad magic (checked on the first byte), unknown type,
  *                     body not matching the type's layout, trailing
- *                     bytes, invalid ERROR text or endpoint length.
+ *                     bytes, invalid ERROR text, endpoint length, HELLO
+ *                     name, REQ path or data length.
  * *consumed is 0 on the other errors; after them the stream cannot be
  * trusted. */
 int ferry__ctrl_decode(const uint8_t *buf, size_t len, struct ferry_msg *out,
@@ -241,10 +331,12 @@ int ferry__ctrl_send_error(int fd, int code, const char *fmt, ...)
 
 /* HMAC-SHA256 challenge-response over a connected control socket:
  *
- *   client -> HELLO     {nonce_c, flags}
+ *   client -> HELLO     {nonce_c, flags, name}
  *   server -> CHALLENGE {nonce_s, HMAC(K, "ferry-v1 server" nonce_c nonce_s)}
  *   client -> AUTH      {HMAC(K, "ferry-v1 client" nonce_s nonce_c)}
  *
+ * name says which key the client holds ("" for none: see below); a server
+ * with one key ignores it.
  * The server says nothing more on success: its next message is the next
  * protocol step. Either side that rejects the other sends ERROR first, so
  * both calls fail. key == NULL on both sides is the no-auth mode for
@@ -266,5 +358,67 @@ int ferry__ctrl_auth_client(int fd, const struct ferry_key *key_or_null,
 			    int timeout_ms, char *why, size_t whylen);
 int ferry__ctrl_auth_server(int fd, const struct ferry_key *key_or_null,
 			    int timeout_ms, char *why, size_t whylen);
+
+/* ---- several keys, key names and the connection's wrapping key --------
+ *
+ * A daemon with an exports file has one key per client name, and issues
+ * one-time transfer tokens ("token:" + 32 hex digits) whose secret is a
+ * key too. The client says in HELLO which key it holds (HELLO.name); the
+ * server looks the name up before it answers the CHALLENGE. Both sides
+ * then derive the connection's wrapping key
+ *
+ *   wrap = HMAC-SHA256(K, "ferry-v1 wrap" || nonce_c || nonce_s)
+ *
+ * which no eavesdropper knows; a token secret crosses the control channel
+ * only wrapped under it (ferry__ctrl_wrap). In no-auth mode wrap is all
+ * zeros (and wrapping protects nothing: no-auth is loopback only). */
+
+/* Server: the key for the name a client gave ("" when it gave none).
+ * Returns 0 with *key filled, or -FERRY_EAUTH with why for the client
+ * ("unknown key name atlas2", "token ... expired"): the client gets
+ * "authentication failed: " and that sentence in an ERROR. Called between
+ * HELLO and CHALLENGE, inside the handshake's deadline. */
+typedef int (*ferry__key_lookup_fn)(void *arg, const char *name,
+				    struct ferry_key *key, char *why,
+				    size_t whylen);
+
+struct ferry__auth_cfg {
+	const struct ferry_key *key; /* one key for every name */
+	ferry__key_lookup_fn lookup; /* or: a key per name (wins over key) */
+	void *arg;
+	/* key and lookup both NULL: no-auth mode */
+};
+
+/* What the handshake established. */
+struct ferry__authed {
+	char name[FERRY_KEYNAME_MAX + 1]; /* the client's HELLO.name */
+	uint8_t wrap[FERRY_KEY_LEN];
+};
+
+/* As ferry__ctrl_auth_server, with a key per name; out may be NULL.
+ * ferry__ctrl_auth_server(fd, key, ...) is cfg = { .key = key }. */
+int ferry__ctrl_auth_server_ex(int fd, const struct ferry__auth_cfg *cfg,
+			       int timeout_ms, struct ferry__authed *out,
+			       char *why, size_t whylen);
+
+/* As ferry__ctrl_auth_client, saying which key it holds (name NULL or ""
+ * for none; a name that is not valid is -EINVAL) and returning the
+ * wrapping key in wrap (may be NULL). */
+int ferry__ctrl_auth_client_ex(int fd, const struct ferry_key *key_or_null,
+			       const char *name, int timeout_ms,
+			       uint8_t wrap[FERRY_KEY_LEN], char *why,
+			       size_t whylen);
+
+/* true when name is a valid HELLO name (see FERRY_KEYNAME_MAX); "" is.
+ * (In codec.c, which checks HELLO names.) */
+bool ferry__ctrl_keyname_valid(const char *name);
+
+/* out = in XOR HMAC-SHA256(wrap, "ferry-v1 token" || token_name): wraps
+ * and unwraps a token secret (in and out may be the same). Every token has
+ * its own name, so no pad is used twice on one connection. Returns 0,
+ * -EINVAL (token_name is not a valid key name) or -EIO. */
+int ferry__ctrl_wrap(const uint8_t wrap[FERRY_KEY_LEN], const char *token_name,
+		     const uint8_t in[FERRY_KEY_LEN],
+		     uint8_t out[FERRY_KEY_LEN]);
 
 #endif

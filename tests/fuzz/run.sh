@@ -3,7 +3,7 @@
 #
 #   tests/fuzz/run.sh [-j JOBS] [--fresh] [--bin DIR] OUTDIR SECONDS [TARGET...]
 #
-# TARGETs: ctrl manifest roce pcap (default: all). Each target is compiled
+# TARGETs: ctrl req manifest roce pcap (default: all). Each target is compiled
 # straight from its sources with -fsanitize=fuzzer,address,undefined into
 # OUTDIR/bin or --bin DIR (again only when a source under lib/, include/
 # or tests/fuzz/ is newer than it) and run SECONDS seconds, JOBS at a time (default 1),
@@ -34,7 +34,7 @@ out=$1
 secs=$2
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(ctrl manifest roce pcap)
+[ ${#targets[@]} -gt 0 ] || targets=(ctrl req manifest roce pcap)
 
 CC=${FUZZ_CC:-clang}
 if ! command -v "$CC" >/dev/null; then
@@ -46,6 +46,8 @@ u=lib/xport/uroce
 sources() {
 	case $1 in
 	ctrl) echo tests/fuzz/fuzz_ctrl.c lib/ctrl/codec.c ;;
+	req) echo tests/fuzz/fuzz_req.c lib/ctrl/req.c lib/ctrl/codec.c \
+		lib/io/manifest.c ;;
 	manifest) echo tests/fuzz/fuzz_manifest.c lib/io/manifest.c \
 		lib/core/files_plan.c lib/sum/sum.c ;;
 	roce) echo tests/fuzz/fuzz_roce.c $u/wire.c $u/icrc.c $u/rc_qp.c \

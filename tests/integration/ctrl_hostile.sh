@@ -50,7 +50,8 @@ def frame(mtype, body, version=1, length=None):
 
 
 def hello(nonce=None):
-    return frame(HELLO, (nonce or os.urandom(32)) + struct.pack("<I", 0))
+    """nonce, flags 0, and no key name (u8 length 0)."""
+    return frame(HELLO, (nonce or os.urandom(32)) + struct.pack("<IB", 0, 0))
 
 
 def mac(key, label, n1, n2):
@@ -257,7 +258,8 @@ t_relay.join(10)
 check("recording a good session through a relay", r.returncode == 0,
       last(r.stderr) if r.returncode else "")
 c2s = rec["c2s"]
-rec_hello, rec_auth = c2s[:12 + 36], c2s[48:48 + 12 + 32]
+hlen = 12 + struct.unpack("<I", c2s[4:8])[0]  # HELLO's length varies with its name
+rec_hello, rec_auth = c2s[:hlen], c2s[hlen:hlen + 12 + 32]
 rec_nonce_s = rec["s2c"][12:44]
 ok = (struct.unpack("<IIHH", rec_hello[:12])[3] == HELLO and
       struct.unpack("<IIHH", rec_auth[:12])[3] == AUTH)
@@ -277,7 +279,7 @@ expect_log("replayed handshake", sp, "(or it replayed an old handshake)")
 s.close()
 # the whole recorded client stream at once: refused the same way
 s, sp = connect()
-s.sendall(c2s[:48 + 44])
+s.sendall(c2s[:hlen + 44])
 f1, f2 = read_frame(s), read_frame(s)
 check("replayed stream refused", f1 is not None and f1[0] == CHALLENGE and
       error_code(f2) == EAUTH, f"{f1 and f1[0]} {error_code(f2)}")
@@ -287,7 +289,7 @@ s.close()
 # --- another protocol version ---
 s, sp = connect()
 t0 = time.monotonic()
-s.sendall(frame(HELLO, os.urandom(32) + struct.pack("<I", 0), version=2))
+s.sendall(frame(HELLO, os.urandom(32) + struct.pack("<IB", 0, 0), version=2))
 f = read_frame(s)
 dt = until_eof(s, t0)
 check("version 2 HELLO: ERROR(EVERSION), hung up at once",

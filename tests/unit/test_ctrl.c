@@ -1,7 +1,9 @@
 /* Control channel: codec, socket I/O and authentication. */
 #include <errno.h>
 #include <pthread.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +17,21 @@
 
 #define IO_MS 5000
 #define PARAMS_LEN 48 /* struct ferry_params on the wire */
+#define HELLO_NAME "atlas-2.lab:x_Y"
+#define REQ_PATH "data/run 7/out.bin"
+#define REQ_DATA_LEN 100
+#define REPLY_DATA_LEN 200
+
+/* The types sample() fills, in order. */
+static const uint16_t sampled[] = {
+	FERRY_MSG_HELLO, FERRY_MSG_CHALLENGE, FERRY_MSG_AUTH,
+	FERRY_MSG_PROPOSE, FERRY_MSG_ACCEPT, FERRY_MSG_ERROR,
+	FERRY_MSG_READY, FERRY_MSG_FIN, FERRY_MSG_RESULT,
+	FERRY_MSG_REQ, FERRY_MSG_REPLY, FERRY_MSG_MARKER,
+};
+
+/* Room for any frame, for the tests that need the largest. */
+static uint8_t big[FERRY_CTRL_MAX_FRAME + 16];
 
 static void sample_params(struct ferry_params *p)
 {
@@ -40,6 +57,7 @@ static void sample(uint16_t type, struct ferry_msg *m)
 		for (int i = 0; i < FERRY_NONCE_LEN; i++)
 			m->u.hello.nonce[i] = (uint8_t)(i + 1);
 		m->u.hello.flags = 0x80000001u;
+		strcpy(m->u.hello.name, HELLO_NAME);
 		break;
 	case FERRY_MSG_CHALLENGE:
 		for (int i = 0; i < FERRY_NONCE_LEN; i++) {
@@ -80,6 +98,31 @@ static void sample(uint16_t type, struct ferry_msg *m)
 		m->u.result.cpu_sys_us = UINT64_MAX;
 		m->u.result.status = INT32_MIN;
 		break;
+	case FERRY_MSG_REQ:
+		m->u.req.op = FERRY_REQ_MKDIR;
+		m->u.req.flags = FERRY_REQ_PARENTS;
+		m->u.req.arg = 0755;
+		strcpy(m->u.req.path, REQ_PATH);
+		m->u.req.len = REQ_DATA_LEN;
+		for (int i = 0; i < REQ_DATA_LEN; i++)
+			m->u.req.data[i] = (uint8_t)(i * 3 + 1);
+		break;
+	case FERRY_MSG_REPLY:
+		m->u.reply.op = FERRY_REQ_LIST;
+		m->u.reply.flags = FERRY_REPLY_LAST;
+		m->u.reply.arg = 0x0102030405060708ull;
+		m->u.reply.len = REPLY_DATA_LEN;
+		for (int i = 0; i < REPLY_DATA_LEN; i++)
+			m->u.reply.data[i] = (uint8_t)(255 - i);
+		break;
+	case FERRY_MSG_MARKER:
+		m->u.marker.bytes = 1ull << 33;
+		m->u.marker.total = 1ull << 34;
+		m->u.marker.rate = 123456789;
+		m->u.marker.elapsed_ms = 5000;
+		m->u.marker.files_done = 3;
+		m->u.marker.files_total = 0xfffffff0u;
+		break;
 	}
 }
 
@@ -87,7 +130,7 @@ static void sample(uint16_t type, struct ferry_msg *m)
 static size_t body_len_of(uint16_t type)
 {
 	switch (type) {
-	case FERRY_MSG_HELLO: return 36;
+	case FERRY_MSG_HELLO: return 36 + 1 + strlen(HELLO_NAME);
 	case FERRY_MSG_CHALLENGE: return 68;
 	case FERRY_MSG_AUTH: return 32;
 	case FERRY_MSG_PROPOSE: return PARAMS_LEN;
@@ -96,6 +139,10 @@ static size_t body_len_of(uint16_t type)
 	case FERRY_MSG_READY: return 2; /* an empty endpoint blob */
 	case FERRY_MSG_FIN: return 16;
 	case FERRY_MSG_RESULT: return 44;
+	case FERRY_MSG_REQ:
+		return 4 + 4 + 8 + 2 + strlen(REQ_PATH) + 4 + REQ_DATA_LEN;
+	case FERRY_MSG_REPLY: return 4 + 4 + 8 + 4 + REPLY_DATA_LEN;
+	case FERRY_MSG_MARKER: return 40;
 	}
 	return 0;
 }
@@ -133,7 +180,8 @@ static int decode(const uint8_t *buf, size_t len, struct ferry_msg *m)
 
 static void test_roundtrip(void)
 {
-	for (uint16_t t = FERRY_MSG_HELLO; t <= FERRY_MSG_RESULT; t++) {
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(sampled); i++) {
+		uint16_t t = sampled[i];
 		uint8_t buf[1024];
 		struct ferry_msg in, out;
 		size_t len, used = 0;
@@ -153,6 +201,8 @@ static void test_roundtrip(void)
 	}
 	CU_ASSERT_STRING_EQUAL(ferry__ctrl_type_name(FERRY_MSG_ACCEPT),
 			       "ACCEPT");
+	CU_ASSERT_STRING_EQUAL(ferry__ctrl_type_name(FERRY_MSG_MARKER),
+			       "MARKER");
 	CU_ASSERT_STRING_EQUAL(ferry__ctrl_type_name(0), "unknown");
 	CU_ASSERT_STRING_EQUAL(ferry__ctrl_type_name(999), "unknown");
 }
@@ -179,7 +229,8 @@ static void test_golden_fin(void)
 
 static void test_truncated(void)
 {
-	for (uint16_t t = FERRY_MSG_HELLO; t <= FERRY_MSG_RESULT; t++) {
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(sampled); i++) {
+		uint16_t t = sampled[i];
 		uint8_t buf[1024];
 		size_t len = encode_sample(t, buf, sizeof(buf));
 		struct ferry_msg m;
@@ -234,7 +285,7 @@ static void test_bad_frames(void)
 	CU_ASSERT_EQUAL(decode(bad, 4, &m), -FERRY_EPROTO);
 
 	/* Unknown types. */
-	const uint16_t unknown[] = { 0, FERRY_MSG_RESULT + 1, 0xffff };
+	const uint16_t unknown[] = { 0, FERRY_MSG_MARKER + 1, 0xffff };
 	for (size_t i = 0; i < FERRY__ARRAY_SIZE(unknown); i++) {
 		memcpy(bad, buf, len);
 		bad[10] = (uint8_t)unknown[i];
@@ -372,6 +423,302 @@ static void test_version(void)
 	CU_ASSERT_EQUAL(m.type, 200);
 }
 
+/* A HELLO frame with the name bytes given, declared as nlen. */
+static size_t hello_frame(uint8_t *buf, uint8_t nlen, const char *name,
+			  size_t n)
+{
+	static const uint8_t hdr[] = { 'F', 'R', 'R', 'Y', 0, 0, 0, 0,
+				       1, 0, FERRY_MSG_HELLO, 0 };
+	size_t body = FERRY_NONCE_LEN + 4 + 1 + n;
+
+	memcpy(buf, hdr, sizeof(hdr));
+	set_le32(buf + 4, (uint32_t)body);
+	memset(buf + 12, 0x11, FERRY_NONCE_LEN + 4);
+	buf[12 + FERRY_NONCE_LEN + 4] = nlen;
+	memcpy(buf + 12 + FERRY_NONCE_LEN + 5, name, n);
+	return FERRY_CTRL_HDR_LEN + body;
+}
+
+static void test_hello_name(void)
+{
+	static const char *const good[] = {
+		"", "a", "atlas2", "A-Z.a_z:0-9",
+		"token:0123456789abcdef0123456789abcdef",
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+	};
+	static const char *const bad[] = {
+		"has space", "a/b", "tab\t", "new\nline", "h\xc3\xa9",
+		"semi;colon", "..\x1b[2J",
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+	};
+	char name[80];
+	uint8_t buf[256];
+	struct ferry_msg m, out;
+	size_t len;
+
+	CU_ASSERT_EQUAL(strlen(good[5]), FERRY_KEYNAME_MAX);
+	CU_ASSERT_EQUAL(strlen(bad[7]), FERRY_KEYNAME_MAX + 1);
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(good); i++) {
+		CU_ASSERT(ferry__ctrl_keyname_valid(good[i]));
+		sample(FERRY_MSG_HELLO, &m);
+		memset(m.u.hello.name, 0, sizeof(m.u.hello.name));
+		strcpy(m.u.hello.name, good[i]);
+		CU_ASSERT_EQUAL_FATAL(
+			ferry__ctrl_encode(&m, buf, sizeof(buf), &len), 0);
+		CU_ASSERT_EQUAL(len, FERRY_CTRL_HDR_LEN + 37 + strlen(good[i]));
+		CU_ASSERT_EQUAL(buf[FERRY_CTRL_HDR_LEN + 36], strlen(good[i]));
+		CU_ASSERT_EQUAL(decode(buf, len, &out), 0);
+		CU_ASSERT_STRING_EQUAL(out.u.hello.name, good[i]);
+		CU_ASSERT_EQUAL(memcmp(&m, &out, sizeof(m)), 0);
+	}
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(bad); i++) {
+		CU_ASSERT(!ferry__ctrl_keyname_valid(bad[i]));
+		/* the encoder refuses it ... */
+		sample(FERRY_MSG_HELLO, &m);
+		snprintf(m.u.hello.name, sizeof(m.u.hello.name), "%s", bad[i]);
+		if (strlen(bad[i]) <= FERRY_KEYNAME_MAX)
+			CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf,
+							   sizeof(buf), &len),
+					-EINVAL);
+		/* ... and so does the decoder, made by hand */
+		len = hello_frame(buf, (uint8_t)strlen(bad[i]), bad[i],
+				  strlen(bad[i]));
+		CU_ASSERT_EQUAL(decode(buf, len, &out), -FERRY_EPROTO);
+	}
+	/* Unterminated in the struct. */
+	sample(FERRY_MSG_HELLO, &m);
+	memset(m.u.hello.name, 'x', sizeof(m.u.hello.name));
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, sizeof(buf), &len),
+			-EINVAL);
+
+	/* A NUL inside: the name would read shorter than sent. */
+	len = hello_frame(buf, 5, "ab\0cd", 5);
+	CU_ASSERT_EQUAL(decode(buf, len, &out), -FERRY_EPROTO);
+	/* Declared longer than the body, or shorter (trailing bytes). */
+	len = hello_frame(buf, 10, "abcde", 5);
+	CU_ASSERT_EQUAL(decode(buf, len, &out), -FERRY_EPROTO);
+	len = hello_frame(buf, 3, "abcde", 5);
+	CU_ASSERT_EQUAL(decode(buf, len, &out), -FERRY_EPROTO);
+	/* A length over the maximum, with the bytes there. */
+	memset(name, 'n', sizeof(name));
+	len = hello_frame(buf, FERRY_KEYNAME_MAX + 1, name,
+			  FERRY_KEYNAME_MAX + 1);
+	CU_ASSERT_EQUAL(decode(buf, len, &out), -FERRY_EPROTO);
+	len = hello_frame(buf, 255, name, 0);
+	CU_ASSERT_EQUAL(decode(buf, len, &out), -FERRY_EPROTO);
+	/* The old layout (no name length) is too short now. */
+	len = hello_frame(buf, 0, "", 0);
+	set_le32(buf + 4, FERRY_NONCE_LEN + 4);
+	CU_ASSERT_EQUAL(decode(buf, len - 1, &out), -FERRY_EPROTO);
+	/* The longest name, by hand. */
+	len = hello_frame(buf, FERRY_KEYNAME_MAX, name, FERRY_KEYNAME_MAX);
+	CU_ASSERT_EQUAL(decode(buf, len, &out), 0);
+	CU_ASSERT_EQUAL(strlen(out.u.hello.name), FERRY_KEYNAME_MAX);
+}
+
+/* The exact bytes of a MARKER: its six fields in order. */
+static void test_golden_marker(void)
+{
+	static const uint8_t want[] = {
+		'F', 'R', 'R', 'Y', 40, 0, 0, 0, 1, 0, 17, 0,
+		1, 0, 0, 0, 0, 0, 0, 0,
+		2, 0, 0, 0, 0, 0, 0, 0,
+		3, 0, 0, 0, 0, 0, 0, 0,
+		4, 0, 0, 0, 0, 0, 0, 0,
+		5, 0, 0, 0,
+		6, 0, 0, 0,
+	};
+	struct ferry_msg m = { .type = FERRY_MSG_MARKER };
+	uint8_t buf[64];
+	size_t len = 0;
+
+	m.u.marker = (struct ferry_msg_marker){ .bytes = 1, .total = 2,
+						.rate = 3, .elapsed_ms = 4,
+						.files_done = 5,
+						.files_total = 6 };
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, sizeof(buf), &len), 0);
+	CU_ASSERT_EQUAL(len, sizeof(want));
+	CU_ASSERT_EQUAL(memcmp(buf, want, sizeof(want)), 0);
+	/* One byte short, one too many. */
+	set_le32(buf + 4, 39);
+	CU_ASSERT_EQUAL(decode(buf, len - 1, &m), -FERRY_EPROTO);
+	buf[len] = 0;
+	set_le32(buf + 4, 41);
+	CU_ASSERT_EQUAL(decode(buf, len + 1, &m), -FERRY_EPROTO);
+}
+
+/* The exact bytes of a REQ and a REPLY. */
+static void test_golden_req_reply(void)
+{
+	static const uint8_t want_req[] = {
+		'F', 'R', 'R', 'Y', 28, 0, 0, 0, 1, 0, 15, 0,
+		4, 0, 0, 0,             /* op MKDIR */
+		1, 0, 0, 0,             /* flags PARENTS */
+		0xed, 1, 0, 0, 0, 0, 0, 0, /* arg 0755 */
+		3, 0, 'a', '/', 'b',    /* path */
+		3, 0, 0, 0, 7, 8, 9,    /* data */
+	};
+	static const uint8_t want_reply[] = {
+		'F', 'R', 'R', 'Y', 22, 0, 0, 0, 1, 0, 16, 0,
+		3, 0, 0, 0,             /* op CKSUM */
+		1, 0, 0, 0,             /* flags LAST */
+		0x78, 0x56, 0x34, 0x12, 0, 0, 0, 0, /* arg */
+		2, 0, 0, 0, 0xaa, 0xbb, /* data */
+	};
+	struct ferry_msg m = { .type = FERRY_MSG_REQ };
+	uint8_t buf[128];
+	size_t len = 0;
+
+	m.u.req.op = FERRY_REQ_MKDIR;
+	m.u.req.flags = FERRY_REQ_PARENTS;
+	m.u.req.arg = 0755;
+	strcpy(m.u.req.path, "a/b");
+	m.u.req.len = 3;
+	memcpy(m.u.req.data, "\x07\x08\x09", 3);
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, sizeof(buf), &len), 0);
+	CU_ASSERT_EQUAL(len, sizeof(want_req));
+	CU_ASSERT_EQUAL(memcmp(buf, want_req, sizeof(want_req)), 0);
+
+	memset(&m, 0, sizeof(m));
+	m.type = FERRY_MSG_REPLY;
+	m.u.reply.op = FERRY_REQ_CKSUM;
+	m.u.reply.flags = FERRY_REPLY_LAST;
+	m.u.reply.arg = 0x12345678;
+	m.u.reply.len = 2;
+	memcpy(m.u.reply.data, "\xaa\xbb", 2);
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, sizeof(buf), &len), 0);
+	CU_ASSERT_EQUAL(len, sizeof(want_reply));
+	CU_ASSERT_EQUAL(memcmp(buf, want_reply, sizeof(want_reply)), 0);
+}
+
+/* Offsets in a REQ frame with a path of plen bytes. */
+#define REQ_PATH_OFF (FERRY_CTRL_HDR_LEN + 16)
+#define REQ_LEN_OFF(plen) (REQ_PATH_OFF + 2 + (plen))
+
+static void test_req(void)
+{
+	struct ferry_msg *in = malloc(sizeof(*in));
+	struct ferry_msg *out = malloc(sizeof(*out));
+	size_t len, plen = strlen(REQ_PATH);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+
+	/* The longest path and data fit one frame and come back. */
+	sample(FERRY_MSG_REQ, in);
+	memset(in->u.req.path, 'p', FERRY_DEST_MAX - 1);
+	in->u.req.path[FERRY_DEST_MAX - 1] = '\0';
+	in->u.req.len = FERRY_REQ_DATA_MAX;
+	memset(in->u.req.data, 0xd7, FERRY_REQ_DATA_MAX);
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(in, big, sizeof(big), &len), 0);
+	CU_ASSERT_EQUAL(decode(big, len, out), 0);
+	CU_ASSERT_EQUAL(memcmp(in, out, sizeof(*in)), 0);
+	/* An empty path and no data are fine too (the codec checks the
+	 * framing; the daemon the meaning). */
+	in->u.req.path[0] = '\0';
+	in->u.req.len = 0;
+	in->u.req.op = 999;
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(in, big, sizeof(big), &len), 0);
+	memset(in->u.req.path + 1, 0, FERRY_DEST_MAX - 1);
+	memset(in->u.req.data, 0, FERRY_REQ_DATA_MAX);
+	CU_ASSERT_EQUAL(decode(big, len, out), 0);
+	CU_ASSERT_EQUAL(memcmp(in, out, sizeof(*in)), 0);
+
+	/* The encoder refuses what the decoder would. */
+	sample(FERRY_MSG_REQ, in);
+	in->u.req.len = FERRY_REQ_DATA_MAX + 1;
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(in, big, sizeof(big), &len),
+			-EINVAL);
+	sample(FERRY_MSG_REQ, in);
+	memset(in->u.req.path, 'p', FERRY_DEST_MAX);
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(in, big, sizeof(big), &len),
+			-EINVAL);
+	static const char *const bad_paths[] = { "a\tb", "a\nb", "\x1b[2J",
+						 "del\x7f" };
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(bad_paths); i++) {
+		sample(FERRY_MSG_REQ, in);
+		strcpy(in->u.req.path, bad_paths[i]);
+		CU_ASSERT_EQUAL(ferry__ctrl_encode(in, big, sizeof(big), &len),
+				-EINVAL);
+	}
+
+	/* The decoder, on hand-made damage to a good frame. */
+	len = encode_sample(FERRY_MSG_REQ, big, sizeof(big));
+	big[REQ_PATH_OFF + 2] = 0x1b; /* a control character */
+	CU_ASSERT_EQUAL(decode(big, len, out), -FERRY_EPROTO);
+	len = encode_sample(FERRY_MSG_REQ, big, sizeof(big));
+	big[REQ_PATH_OFF + 3] = 0; /* a NUL */
+	CU_ASSERT_EQUAL(decode(big, len, out), -FERRY_EPROTO);
+	len = encode_sample(FERRY_MSG_REQ, big, sizeof(big));
+	big[REQ_PATH_OFF] = (uint8_t)(plen + 1); /* path runs on */
+	CU_ASSERT_EQUAL(decode(big, len, out), -FERRY_EPROTO);
+	len = encode_sample(FERRY_MSG_REQ, big, sizeof(big));
+	big[REQ_PATH_OFF] = 0x00; /* path length 4096 */
+	big[REQ_PATH_OFF + 1] = 0x10;
+	CU_ASSERT_EQUAL(decode(big, len, out), -FERRY_EPROTO);
+	len = encode_sample(FERRY_MSG_REQ, big, sizeof(big));
+	set_le32(big + REQ_LEN_OFF(plen), REQ_DATA_LEN + 1); /* data too */
+	CU_ASSERT_EQUAL(decode(big, len, out), -FERRY_EPROTO);
+	set_le32(big + REQ_LEN_OFF(plen), REQ_DATA_LEN - 1); /* trailing */
+	CU_ASSERT_EQUAL(decode(big, len, out), -FERRY_EPROTO);
+	/* Data over the maximum, with the bytes there. */
+	sample(FERRY_MSG_REQ, in);
+	in->u.req.len = FERRY_REQ_DATA_MAX;
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(in, big, sizeof(big), &len), 0);
+	big[len] = 0;
+	set_le32(big + 4, (uint32_t)(len + 1 - FERRY_CTRL_HDR_LEN));
+	set_le32(big + REQ_LEN_OFF(plen), FERRY_REQ_DATA_MAX + 1);
+	CU_ASSERT_EQUAL(decode(big, len + 1, out), -FERRY_EPROTO);
+	free(in);
+	free(out);
+}
+
+static void test_reply(void)
+{
+	struct ferry_msg *in = malloc(sizeof(*in));
+	struct ferry_msg *out = malloc(sizeof(*out));
+	const size_t len_off = FERRY_CTRL_HDR_LEN + 16;
+	size_t len;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	/* The most data fits, and comes back. */
+	sample(FERRY_MSG_REPLY, in);
+	in->u.reply.len = FERRY_REPLY_DATA_MAX;
+	for (size_t i = 0; i < FERRY_REPLY_DATA_MAX; i++)
+		in->u.reply.data[i] = (uint8_t)(i * 13);
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(in, big, sizeof(big), &len), 0);
+	CU_ASSERT(len - FERRY_CTRL_HDR_LEN <= FERRY_CTRL_MAX_BODY);
+	CU_ASSERT_EQUAL(decode(big, len, out), 0);
+	CU_ASSERT_EQUAL(memcmp(in, out, sizeof(*in)), 0);
+	/* A byte too short: read more; a buffer too small: ETOOBIG. */
+	CU_ASSERT_EQUAL(decode(big, len - 1, out), -EAGAIN);
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(in, big, len - 1, &len),
+			-FERRY_ETOOBIG);
+
+	in->u.reply.len = FERRY_REPLY_DATA_MAX + 1;
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(in, big, sizeof(big), &len),
+			-EINVAL);
+
+	/* A length over the maximum, the body agreeing. */
+	in->u.reply.len = FERRY_REPLY_DATA_MAX;
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(in, big, sizeof(big), &len), 0);
+	big[len] = 0;
+	set_le32(big + 4, (uint32_t)(len + 1 - FERRY_CTRL_HDR_LEN));
+	set_le32(big + len_off, FERRY_REPLY_DATA_MAX + 1);
+	CU_ASSERT_EQUAL(decode(big, len + 1, out), -FERRY_EPROTO);
+	/* Lengths disagreeing with the body. */
+	len = encode_sample(FERRY_MSG_REPLY, big, sizeof(big));
+	set_le32(big + len_off, REPLY_DATA_LEN + 1);
+	CU_ASSERT_EQUAL(decode(big, len, out), -FERRY_EPROTO);
+	set_le32(big + len_off, 0);
+	CU_ASSERT_EQUAL(decode(big, len, out), -FERRY_EPROTO);
+	set_le32(big + len_off, UINT32_MAX);
+	CU_ASSERT_EQUAL(decode(big, len, out), -FERRY_EPROTO);
+	free(in);
+	free(out);
+}
+
 /* ---- socket I/O ---- */
 
 static void pair(int sv[2])
@@ -384,7 +731,8 @@ static void test_io_roundtrip(void)
 	int sv[2];
 
 	pair(sv);
-	for (uint16_t t = FERRY_MSG_HELLO; t <= FERRY_MSG_RESULT; t++) {
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(sampled); i++) {
+		uint16_t t = sampled[i];
 		struct ferry_msg in, out;
 
 		sample(t, &in);
@@ -684,6 +1032,317 @@ static void test_auth_protocol_errors(void)
 	close(sv[1]);
 }
 
+/* ---- key names and the wrapping key ---- */
+
+/* A daemon's keys: two names. */
+static struct ferry_key key_alice, key_token;
+#define TOKEN_NAME "token:00112233445566778899aabbccddeeff"
+
+static int lookup_table(void *arg, const char *name, struct ferry_key *key,
+			char *why, size_t whylen)
+{
+	int *calls = arg;
+
+	++*calls;
+	if (strcmp(name, "alice") == 0) {
+		*key = key_alice;
+		return 0;
+	}
+	if (strcmp(name, TOKEN_NAME) == 0) {
+		*key = key_token;
+		return 0;
+	}
+	if (!name[0])
+		snprintf(why, whylen, "this daemon needs a key name");
+	else if (strcmp(name, "quiet") != 0) /* quiet: no sentence */
+		snprintf(why, whylen, "unknown key name %s", name);
+	return -FERRY_EAUTH;
+}
+
+struct server_ex_run {
+	int fd;
+	struct ferry__auth_cfg cfg;
+	int ret;
+	struct ferry__authed out;
+	char why[256];
+};
+
+static void *server_ex_main(void *arg)
+{
+	struct server_ex_run *s = arg;
+
+	s->ret = ferry__ctrl_auth_server_ex(s->fd, &s->cfg, IO_MS, &s->out,
+					    s->why, sizeof(s->why));
+	return NULL;
+}
+
+/* Run both sides, the client with key kc and name; returns the
+ * client's result, its wrap in wrap. */
+static int handshake_ex(const struct ferry_key *kc, const char *name,
+			struct server_ex_run *s, uint8_t *wrap, char *why,
+			size_t whylen)
+{
+	pthread_t th;
+	int sv[2], ret;
+
+	pair(sv);
+	s->fd = sv[1];
+	s->ret = 12345;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, server_ex_main, s),
+			      0);
+	ret = ferry__ctrl_auth_client_ex(sv[0], kc, name, IO_MS, wrap, why,
+					 whylen);
+	pthread_join(th, NULL);
+	close(sv[0]);
+	close(sv[1]);
+	return ret;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void setup_keys(void)
+{
+	memset(&key_alice, 0xa1, sizeof(key_alice));
+	memset(&key_token, 0x70, sizeof(key_token));
+	key_token.bytes[0] = 1;
+}
+
+static void test_auth_ex_names(void)
+{
+	struct server_ex_run s;
+	uint8_t wrap[FERRY_KEY_LEN], wrap1[FERRY_KEY_LEN];
+	char why[256] = "";
+	int calls = 0;
+
+	setup_keys();
+	s = (struct server_ex_run){ .cfg = { .lookup = lookup_table,
+					     .arg = &calls } };
+	CU_ASSERT_EQUAL(handshake_ex(&key_alice, "alice", &s, wrap, why,
+				     sizeof(why)), 0);
+	CU_ASSERT_EQUAL(s.ret, 0);
+	CU_ASSERT_EQUAL(calls, 1);
+	CU_ASSERT_STRING_EQUAL(s.out.name, "alice");
+	/* Both sides derived the same wrapping key, and it is not zero. */
+	CU_ASSERT_EQUAL(memcmp(wrap, s.out.wrap, FERRY_KEY_LEN), 0);
+	CU_ASSERT(!all_zero(wrap, FERRY_KEY_LEN));
+	memcpy(wrap1, wrap, FERRY_KEY_LEN);
+
+	/* Another connection, another wrapping key (fresh nonces). */
+	CU_ASSERT_EQUAL(handshake_ex(&key_alice, "alice", &s, wrap, why,
+				     sizeof(why)), 0);
+	CU_ASSERT_EQUAL(s.ret, 0);
+	CU_ASSERT_EQUAL(memcmp(wrap, s.out.wrap, FERRY_KEY_LEN), 0);
+	CU_ASSERT_NOT_EQUAL(memcmp(wrap, wrap1, FERRY_KEY_LEN), 0);
+
+	/* The other name, with its own key. */
+	CU_ASSERT_EQUAL(handshake_ex(&key_token, TOKEN_NAME, &s, wrap, why,
+				     sizeof(why)), 0);
+	CU_ASSERT_EQUAL(s.ret, 0);
+	CU_ASSERT_STRING_EQUAL(s.out.name, TOKEN_NAME);
+	CU_ASSERT_EQUAL(memcmp(wrap, s.out.wrap, FERRY_KEY_LEN), 0);
+
+	/* The wrapping key is NULL-able on the client. */
+	CU_ASSERT_EQUAL(handshake_ex(&key_alice, "alice", &s, NULL, why,
+				     sizeof(why)), 0);
+	CU_ASSERT_EQUAL(s.ret, 0);
+
+	/* A server with one key takes any name, and reports it. */
+	s = (struct server_ex_run){ .cfg = { .key = &key_alice } };
+	CU_ASSERT_EQUAL(handshake_ex(&key_alice, "whoever", &s, wrap, why,
+				     sizeof(why)), 0);
+	CU_ASSERT_EQUAL(s.ret, 0);
+	CU_ASSERT_STRING_EQUAL(s.out.name, "whoever");
+	CU_ASSERT_EQUAL(memcmp(wrap, s.out.wrap, FERRY_KEY_LEN), 0);
+	CU_ASSERT_EQUAL(handshake_ex(&key_alice, NULL, &s, wrap, why,
+				     sizeof(why)), 0);
+	CU_ASSERT_EQUAL(s.ret, 0);
+	CU_ASSERT_STRING_EQUAL(s.out.name, "");
+}
+
+static void test_auth_ex_refused(void)
+{
+	struct server_ex_run s;
+	uint8_t wrap[FERRY_KEY_LEN];
+	char why[256] = "";
+	int calls = 0;
+
+	setup_keys();
+	s = (struct server_ex_run){ .cfg = { .lookup = lookup_table,
+					     .arg = &calls } };
+	/* An unknown name: the lookup's sentence reaches the client. */
+	memset(wrap, 0xee, sizeof(wrap));
+	CU_ASSERT_EQUAL(handshake_ex(&key_alice, "atlas2", &s, wrap, why,
+				     sizeof(why)), -FERRY_EAUTH);
+	CU_ASSERT_EQUAL(s.ret, -FERRY_EAUTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "server refused: authentication "
+					   "failed: unknown key name "
+					   "atlas2"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s.why, "unknown key name atlas2"));
+	CU_ASSERT(all_zero(wrap, sizeof(wrap)));
+	CU_ASSERT(all_zero(s.out.wrap, sizeof(s.out.wrap)));
+	CU_ASSERT_STRING_EQUAL(s.out.name, "");
+
+	/* No name, where the lookup wants one. */
+	CU_ASSERT_EQUAL(handshake_ex(&key_alice, "", &s, wrap, why,
+				     sizeof(why)), -FERRY_EAUTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "this daemon needs a key name"));
+	/* A lookup that fails without a sentence still gives one. */
+	CU_ASSERT_EQUAL(handshake_ex(&key_alice, "quiet", &s, wrap, why,
+				     sizeof(why)), -FERRY_EAUTH);
+	CU_ASSERT_EQUAL(s.ret, -FERRY_EAUTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "unknown key name quiet"));
+
+	/* A known name with the wrong key: the client finds the server's
+	 * MAC wrong, and both fail. */
+	CU_ASSERT_EQUAL(handshake_ex(&key_token, "alice", &s, wrap, why,
+				     sizeof(why)), -FERRY_EAUTH);
+	CU_ASSERT_EQUAL(s.ret, -FERRY_EAUTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "server's key differs"));
+	CU_ASSERT(all_zero(wrap, sizeof(wrap)));
+	CU_ASSERT(all_zero(s.out.wrap, sizeof(s.out.wrap)));
+
+	/* A client without a key, against a server with a lookup. */
+	calls = 0;
+	CU_ASSERT_EQUAL(handshake_ex(NULL, "alice", &s, wrap, why,
+				     sizeof(why)), -FERRY_EAUTH);
+	CU_ASSERT_EQUAL(s.ret, -FERRY_EAUTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "server refused"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s.why, "without a key"));
+	CU_ASSERT_EQUAL(calls, 0);
+}
+
+static void test_auth_ex_noauth(void)
+{
+	struct server_ex_run s = { .cfg = { 0 } };
+	uint8_t wrap[FERRY_KEY_LEN];
+	char why[256] = "";
+
+	memset(wrap, 0xee, sizeof(wrap));
+	memset(s.out.wrap, 0xee, sizeof(s.out.wrap));
+	CU_ASSERT_EQUAL(handshake_ex(NULL, "lo", &s, wrap, why, sizeof(why)),
+			0);
+	CU_ASSERT_EQUAL(s.ret, 0);
+	CU_ASSERT_STRING_EQUAL(s.out.name, "lo");
+	CU_ASSERT(all_zero(wrap, sizeof(wrap)));
+	CU_ASSERT(all_zero(s.out.wrap, sizeof(s.out.wrap)));
+	/* With a key on the client only: refused as before. */
+	setup_keys();
+	CU_ASSERT_EQUAL(handshake_ex(&key_alice, "alice", &s, wrap, why,
+				     sizeof(why)), -FERRY_EAUTH);
+	CU_ASSERT_EQUAL(s.ret, -FERRY_EAUTH);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "without authentication"));
+}
+
+static void test_auth_ex_bad_name(void)
+{
+	struct pollfd pfd;
+	uint8_t wrap[FERRY_KEY_LEN];
+	char why[256] = "";
+	int sv[2];
+
+	setup_keys();
+	pair(sv);
+	CU_ASSERT_EQUAL(ferry__ctrl_auth_client_ex(sv[0], &key_alice,
+						   "no spaces", IO_MS, wrap,
+						   why, sizeof(why)),
+			-EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "key name"));
+	/* Nothing was sent. */
+	pfd = (struct pollfd){ .fd = sv[1], .events = POLLIN };
+	CU_ASSERT_EQUAL(poll(&pfd, 1, 0), 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* The wrapping key as msg.h documents it, from a hand-made client. */
+static void test_auth_ex_wrap_construction(void)
+{
+	struct server_ex_run s;
+	struct ferry_msg hello, m, auth = { .type = FERRY_MSG_AUTH };
+	uint8_t data[13 + 64], want[FERRY_KEY_LEN];
+	unsigned int n = 0;
+	pthread_t th;
+	int sv[2];
+
+	setup_keys();
+	pair(sv);
+	s = (struct server_ex_run){ .fd = sv[1],
+				    .cfg = { .key = &key_alice } };
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, server_ex_main, &s),
+			      0);
+	sample(FERRY_MSG_HELLO, &hello);
+	hello.u.hello.flags = 0;
+	CU_ASSERT_EQUAL(ferry__ctrl_send(sv[0], &hello, IO_MS), 0);
+	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[0], &m, IO_MS), 0);
+	CU_ASSERT_EQUAL_FATAL(m.type, FERRY_MSG_CHALLENGE);
+	client_mac(&key_alice, m.u.challenge.nonce, hello.u.hello.nonce,
+		   auth.u.auth.mac);
+	CU_ASSERT_EQUAL(ferry__ctrl_send(sv[0], &auth, IO_MS), 0);
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(s.ret, 0);
+	CU_ASSERT_STRING_EQUAL(s.out.name, HELLO_NAME);
+
+	memcpy(data, "ferry-v1 wrap", 13);
+	memcpy(data + 13, hello.u.hello.nonce, 32);
+	memcpy(data + 45, m.u.challenge.nonce, 32);
+	CU_ASSERT_PTR_NOT_NULL(HMAC(EVP_sha256(), key_alice.bytes, 32, data,
+				    sizeof(data), want, &n));
+	CU_ASSERT_EQUAL(memcmp(want, s.out.wrap, FERRY_KEY_LEN), 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_wrap(void)
+{
+	uint8_t w[FERRY_KEY_LEN], w2[FERRY_KEY_LEN];
+	uint8_t secret[FERRY_KEY_LEN], a[FERRY_KEY_LEN], b[FERRY_KEY_LEN];
+	uint8_t c[FERRY_KEY_LEN], pad[FERRY_KEY_LEN], zero[FERRY_KEY_LEN];
+	uint8_t data[14 + 64];
+	unsigned int n = 0;
+
+	memset(w, 0x42, sizeof(w));
+	memcpy(w2, w, sizeof(w2));
+	w2[7] ^= 0x80;
+	for (int i = 0; i < FERRY_KEY_LEN; i++)
+		secret[i] = (uint8_t)(i * 7 + 3);
+	memset(zero, 0, sizeof(zero));
+
+	/* Wrapping twice is the identity, also in place. */
+	CU_ASSERT_EQUAL(ferry__ctrl_wrap(w, TOKEN_NAME, secret, a), 0);
+	CU_ASSERT_NOT_EQUAL(memcmp(a, secret, sizeof(a)), 0);
+	CU_ASSERT_EQUAL(ferry__ctrl_wrap(w, TOKEN_NAME, a, b), 0);
+	CU_ASSERT_EQUAL(memcmp(b, secret, sizeof(b)), 0);
+	memcpy(c, secret, sizeof(c));
+	CU_ASSERT_EQUAL(ferry__ctrl_wrap(w, TOKEN_NAME, c, c), 0);
+	CU_ASSERT_EQUAL(memcmp(c, a, sizeof(c)), 0);
+	CU_ASSERT_EQUAL(ferry__ctrl_wrap(w, TOKEN_NAME, c, c), 0);
+	CU_ASSERT_EQUAL(memcmp(c, secret, sizeof(c)), 0);
+
+	/* The pad is HMAC(wrap, "ferry-v1 token" || name). */
+	CU_ASSERT_EQUAL(ferry__ctrl_wrap(w, TOKEN_NAME, zero, pad), 0);
+	memcpy(data, "ferry-v1 token", 14);
+	memcpy(data + 14, TOKEN_NAME, strlen(TOKEN_NAME));
+	CU_ASSERT_PTR_NOT_NULL(HMAC(EVP_sha256(), w, 32, data,
+				    14 + strlen(TOKEN_NAME), c, &n));
+	CU_ASSERT_EQUAL(memcmp(c, pad, sizeof(c)), 0);
+
+	/* Another token name, or another connection: another pad. */
+	CU_ASSERT_EQUAL(ferry__ctrl_wrap(w, "token:ffeeddccbbaa99887766554433"
+					    "221100", secret, b), 0);
+	CU_ASSERT_NOT_EQUAL(memcmp(a, b, sizeof(a)), 0);
+	CU_ASSERT_EQUAL(ferry__ctrl_wrap(w2, TOKEN_NAME, secret, b), 0);
+	CU_ASSERT_NOT_EQUAL(memcmp(a, b, sizeof(a)), 0);
+
+	/* Not a key name. */
+	CU_ASSERT_EQUAL(ferry__ctrl_wrap(w, "bad name", secret, b), -EINVAL);
+}
+
 int main(void)
 {
 	CU_TestInfo tests[] = {
@@ -695,6 +1354,11 @@ int main(void)
 		{ "codec bad ACCEPT endpoint", test_bad_accept },
 		{ "codec ERROR text", test_error_text },
 		{ "codec other version", test_version },
+		{ "codec HELLO key names", test_hello_name },
+		{ "codec golden MARKER bytes", test_golden_marker },
+		{ "codec golden REQ and REPLY bytes", test_golden_req_reply },
+		{ "codec REQ limits and damage", test_req },
+		{ "codec REPLY limits and damage", test_reply },
 		{ "io round trip", test_io_roundtrip },
 		{ "io send_error", test_io_send_error },
 		{ "io timeout", test_io_timeout },
@@ -705,6 +1369,13 @@ int main(void)
 		{ "auth no-auth combinations", test_auth_noauth },
 		{ "auth replayed AUTH", test_auth_replay },
 		{ "auth protocol errors", test_auth_protocol_errors },
+		{ "auth_ex key names", test_auth_ex_names },
+		{ "auth_ex refusals", test_auth_ex_refused },
+		{ "auth_ex no-auth", test_auth_ex_noauth },
+		{ "auth_ex invalid name", test_auth_ex_bad_name },
+		{ "auth_ex wrapping key construction",
+		  test_auth_ex_wrap_construction },
+		{ "wrap token secrets", test_wrap },
 		CU_TEST_INFO_NULL,
 	};
 	return ferry_cu_run("ctrl", tests);
