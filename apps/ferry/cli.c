@@ -169,6 +169,53 @@ bool cli_key(const char *cmd, const char *path, bool no_auth,
 	return true;
 }
 
+static bool name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= 64 &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789._-") == n;
+}
+
+bool cli_key_name(struct cli_common *c, const char *cmd)
+{
+	const char *path = c->key_path ? c->key_path : getenv("FERRY_KEY");
+	const char *env = getenv("FERRY_KEY_NAME");
+
+	if (c->key_name[0]) {
+		if (!name_ok(c->key_name)) {
+			fprintf(stderr,
+				"ferry %s: bad --key-name '%s': 1 to 64 letters, digits, '.', '_' or '-'\n",
+				cmd, c->key_name);
+			return false;
+		}
+	} else if (env && *env) {
+		snprintf(c->key_name, sizeof(c->key_name), "%s", env);
+		if (!name_ok(c->key_name)) {
+			fprintf(stderr,
+				"ferry %s: bad FERRY_KEY_NAME '%s': 1 to 64 letters, digits, '.', '_' or '-'\n",
+				cmd, env);
+			return false;
+		}
+	} else if (path && *path) {
+		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 :
+							path;
+		size_t n = strlen(base);
+
+		if (n > 4 && strcmp(base + n - 4, ".key") == 0)
+			n -= 4;
+		if (n < sizeof(c->key_name)) {
+			memcpy(c->key_name, base, n);
+			c->key_name[n] = '\0';
+		}
+		if (!name_ok(c->key_name))
+			c->key_name[0] = '\0';
+	}
+	c->o.key_name = c->key_name[0] ? c->key_name : NULL;
+	return true;
+}
+
 void cli_common_init(struct cli_common *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -213,6 +260,11 @@ int cli_common_opt(struct cli_common *c, const char *cmd, int opt,
 		return 1;
 	case OPT_NO_AUTH:
 		c->no_auth = true;
+		return 1;
+	case OPT_KEY_NAME:
+		snprintf(c->key_name, sizeof(c->key_name), "%s", arg);
+		if (strlen(arg) >= sizeof(c->key_name))
+			c->key_name[0] = '?'; /* refused by cli_key_name */
 		return 1;
 	case OPT_TRANSPORT:
 		c->o.transport = arg;

@@ -31,9 +31,16 @@ bool cli_key(const char *cmd, const char *path, bool no_auth,
 struct cli_common {
 	struct ferry_opts o;
 	const char *key_path;
+	char key_name[65];  /* --key-name, $FERRY_KEY_NAME or the key file's */
 	bool no_auth, json, quiet, verbose;
 };
 void cli_common_init(struct cli_common *c);
+
+/* The name a client gives a daemon for its key (c->o.key_name): --key-name,
+ * else $FERRY_KEY_NAME, else the key file's name without a trailing ".key"
+ * (/etc/ferry/atlas.key: "atlas") when that is a valid name; a daemon with
+ * one key ignores it. Returns false (reported) for an invalid --key-name. */
+bool cli_key_name(struct cli_common *c, const char *cmd);
 
 /* Install a logger that prints libferry's messages to stderr, prefixed
  * with "ferry CMD: ". */
@@ -67,7 +74,13 @@ enum {
 	OPT_DPDK,
 	OPT_UROCE_IP,
 	OPT_POLL,
+	OPT_KEY_NAME,
+	OPT_EXPORTS,
+	OPT_MARKER,
 };
+
+/* Clients only: which of a daemon's keys this one is. */
+#define CLI_KEY_NAME_LONGOPT { "key-name", required_argument, NULL, OPT_KEY_NAME }
 
 #define CLI_COMMON_LONGOPTS                                                  \
 	{ "key", required_argument, NULL, OPT_KEY },                         \

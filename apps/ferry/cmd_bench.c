@@ -67,6 +67,9 @@ const char help_bench[] =
 "Security:\n"
 "      --key FILE        shared key (default $FERRY_KEY); both hosts need\n"
 "                        the same file, made by `ferry keygen`\n"
+"      --key-name NAME   the name a daemon's exports file gives the key\n"
+"                        (default $FERRY_KEY_NAME, else the key file's name\n"
+"                        without .key); a receiver with one key ignores it\n"
 "      --no-auth         no authentication (the receiver must allow it too;\n"
 "                        loopback only)\n"
 "\n"
@@ -191,6 +194,7 @@ int cmd_bench(int argc, char **argv)
 		{ "csv", no_argument, NULL, OPT_CSV },
 		{ "metrics", required_argument, NULL, OPT_METRICS },
 		CLI_COMMON_LONGOPTS,
+		CLI_KEY_NAME_LONGOPT,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ferry_bench_spec spec = { .seconds = 10 };
@@ -259,6 +263,8 @@ int cmd_bench(int argc, char **argv)
 	if (!cli_key("bench", c.key_path, c.no_auth, &key, &c.o.key))
 		return 2;
 	cli_logger("bench", c.quiet || c.json, c.verbose);
+	if (!cli_key_name(&c, "bench"))
+		return 2;
 	if (metrics_at) {
 		err = app_metrics_start("bench", metrics_at, c.quiet || c.json,
 					&metrics);

@@ -30,7 +30,18 @@ const char help_recv[] =
 "The data streams of a tcp session use an extra port the kernel picks, on\n"
 "the address the control connection came in on.\n"
 "\n"
+"With --exports FILE it is the data-transfer-node daemon (`ferry serve` is\n"
+"the same command): the file names an export root and, per client key,\n"
+"its rights (read, write, delete) and path prefixes (docs/exports.md).\n"
+"Besides push sessions below the root it then serves `ferry cp` and the\n"
+"gfal2 plugin: stat, list, checksum, mkdir, rm, pull (it sends files to\n"
+"the client), third-party copy (it sends files straight to another\n"
+"daemon, with a one-time token that daemon issued) and those tokens.\n"
+"\n"
 "Files:\n"
+"  -e, --exports FILE    be a daemon with the export root, keys, rights and\n"
+"                        path prefixes in FILE (instead of --dir and --key);\n"
+"                        clients name their key (--key-name)\n"
 "  -d, --dir DIR         receive files below DIR (required for file\n"
 "                        sessions; nothing is ever written outside it:\n"
 "                        absolute paths, '..' and symlinked parents are\n"
@@ -86,7 +97,8 @@ const char help_recv[] =
 "Exit status: 0 after a signal (or, with --once, a good session), 1 when\n"
 "it cannot listen or the --once session failed, 2 on bad usage.\n"
 "\n"
-"Example: ferry recv --key /etc/ferry/key -p 7471\n";
+"Examples: ferry recv --key /etc/ferry/key -p 7471\n"
+"          ferry serve --exports /etc/ferry/exports.conf\n";
 
 /* Connections beyond --max-sessions still in their handshake (each at
  * most 10 s): silent peers use these, not the sessions' slots. */
@@ -127,6 +139,9 @@ static int serve(struct session_job *j)
 	pthread_mutex_lock(&out_lock);
 	if (j->json && rep->chunks)
 		ferry_report_json(rep, stdout);
+	else if (!err && rep->requests && !rep->chunks && !rep->files_total)
+		fprintf(stdout, "%skey %s: %llu request(s) served\n", prefix,
+			rep->client, (unsigned long long)rep->requests);
 	else if (!err)
 		out_summary(stdout, prefix, rep);
 	if (err)
@@ -161,6 +176,7 @@ int cmd_recv(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "bind", required_argument, NULL, 'B' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "exports", required_argument, NULL, 'e' },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
 		{ "max-mem", required_argument, NULL, OPT_MAX_MEM },
@@ -181,7 +197,7 @@ int cmd_recv(int argc, char **argv)
 	int opt, err;
 
 	cli_common_init(&c);
-	while ((opt = getopt_long(argc, argv, "p:B:d:i:qvh", longopts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "p:B:d:e:i:qvh", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'p':
@@ -194,6 +210,9 @@ int cmd_recv(int argc, char **argv)
 			break;
 		case 'd':
 			c.o.dir = optarg;
+			break;
+		case 'e':
+			c.o.exports = optarg;
 			break;
 		case OPT_ONCE:
 			once = true;
@@ -227,12 +246,18 @@ int cmd_recv(int argc, char **argv)
 	}
 	if (optind != argc)
 		cli_die_usage("recv", "unexpected argument");
+	if (c.o.exports && (c.o.dir || c.key_path || c.no_auth)) {
+		fprintf(stderr,
+			"ferry recv: --exports names the export root and the keys; drop --dir, --key and --no-auth\n");
+		return 2;
+	}
 	if (c.no_auth && !loopback_addr(bind_addr)) {
 		fprintf(stderr,
 			"ferry recv: --no-auth is only allowed with a loopback --bind address (127.0.0.1 or ::1); use --key FILE on a network\n");
 		return 2;
 	}
-	if (!cli_key("recv", c.key_path, c.no_auth, &key, &c.o.key))
+	if (!c.o.exports &&
+	    !cli_key("recv", c.key_path, c.no_auth, &key, &c.o.key))
 		return 2;
 	if (c.o.dir && access(c.o.dir, W_OK | X_OK) != 0) {
 		fprintf(stderr, "ferry recv: --dir %s is not a directory this user can write\n",
@@ -265,7 +290,11 @@ int cmd_recv(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (!c.quiet && !c.json)
+	if (!c.quiet && !c.json && c.o.exports)
+		fprintf(stderr, "ferry recv: listening on %s port %s (daemon for %s)\n",
+			bind_addr ? bind_addr : "every address", port,
+			c.o.exports);
+	else if (!c.quiet && !c.json)
 		fprintf(stderr, "ferry recv: listening on %s port %s (%s; %s%s)\n",
 			bind_addr ? bind_addr : "every address", port,
 			c.o.key ? "key required" : "no authentication",

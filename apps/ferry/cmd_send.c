@@ -67,6 +67,9 @@ const char help_send[] =
 "\n"
 "Security:\n"
 "      --key FILE        shared key (default $FERRY_KEY), made by `ferry keygen`\n"
+"      --key-name NAME   the name a daemon's exports file gives the key\n"
+"                        (default $FERRY_KEY_NAME, else the key file's name\n"
+"                        without .key); a receiver with one key ignores it\n"
 "      --no-auth         no authentication (loopback receivers only)\n"
 "\n"
 "Output:\n"
@@ -212,6 +215,7 @@ int cmd_send(int argc, char **argv)
 		{ "files", required_argument, NULL, OPT_FILES },
 		{ "metrics", required_argument, NULL, OPT_METRICS },
 		CLI_COMMON_LONGOPTS,
+		CLI_KEY_NAME_LONGOPT,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ferry_send_spec spec = { .cksum = FERRY_CKSUM_ADLER32,
@@ -289,6 +293,8 @@ int cmd_send(int argc, char **argv)
 	if (!cli_key("send", c.key_path, c.no_auth, &key, &c.o.key))
 		return 2;
 	cli_logger("send", c.quiet || c.json, c.verbose);
+	if (!cli_key_name(&c, "send"))
+		return 2;
 	so.json = c.json;
 	so.quiet = c.quiet;
 	if (so.json && !(so.jf = tmpfile())) {

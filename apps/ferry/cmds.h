@@ -5,7 +5,8 @@ int cmd_bench(int argc, char **argv);
 int cmd_recv(int argc, char **argv);
 int cmd_keygen(int argc, char **argv);
 int cmd_send(int argc, char **argv);
+int cmd_cp(int argc, char **argv);
 
-extern const char help_bench[], help_recv[], help_keygen[], help_send[];
+extern const char help_bench[], help_recv[], help_keygen[], help_send[], help_cp[];
 
 #endif

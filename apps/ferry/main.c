@@ -14,8 +14,10 @@ static const char help_main[] =
 "credits, checksummed chunks and parallel streams.\n"
 "\n"
 "Commands:\n"
-"  recv      receive sessions (the daemon on the destination host)\n"
+"  recv      receive sessions: the daemon on a data-transfer node\n"
+"  serve     the same as recv (reads better for a daemon with --exports)\n"
 "  send      send files and directories, verified end to end\n"
+"  cp        copy files to, from or between daemons (ferry:// URLs)\n"
 "  bench     memory-to-memory transfer to a receiver, like iperf3\n"
 "  doctor    check this host for bulk transfer: pass / warn / fail, with fixes\n"
 "  keygen    write a shared key for authenticating peers\n"
@@ -29,6 +31,8 @@ static const struct {
 	int (*fn)(int, char **);
 } cmds[] = {
 	{ "recv", cmd_recv },
+	{ "serve", cmd_recv },
+	{ "cp", cmd_cp },
 	{ "send", cmd_send },
 	{ "bench", cmd_bench },
 	{ "keygen", cmd_keygen },

@@ -39,7 +39,8 @@ struct ferry_file_result {
 	uint32_t adler32, crc32c;
 	bool skipped;         /* already there and identical */
 	bool resumed;         /* some chunks came from an earlier attempt */
-	int status;           /* 0, or why it was not published */
+	int status;           /* 0, or a negative error: why it was not
+				 published */
 	const char *why;
 };
 
@@ -49,6 +50,9 @@ typedef void (*ferry_file_fn)(const struct ferry_file_result *r, void *arg);
 struct ferry_send_spec {
 	char *const *paths;    /* files and directories to send */
 	size_t n_paths;
+	char *const *names;    /* NULL, or a name for each path: it lands as
+				  names[i] below dest instead of under its
+				  own basename */
 	const char *dest;      /* directory below the receiver's --dir */
 	enum ferry_cksum cksum;
 	bool force;            /* replace existing targets */

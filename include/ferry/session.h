@@ -39,6 +39,8 @@ struct ferry_opts {
 	unsigned slots;        /* ring slots; split evenly over streams */
 	const struct ferry_key *key; /* NULL: no authentication */
 	const char *key_path;  /* for messages only */
+	const char *key_name;  /* client: the name the daemon knows key by
+				  (its exports file); NULL: none */
 	const char *cpulist;   /* pin workers here; NULL: the NIC's node */
 	int numa_node;         /* bind memory here; -1: the NIC's node */
 	int timeout_ms;        /* handshake, connect, and stall limit */
@@ -47,6 +49,8 @@ struct ferry_opts {
 	uint64_t max_mem;      /* receiver: largest ring it will allocate */
 	const char *dir;       /* receiver: where file sessions land; NULL:
 				  bench sessions only */
+	const char *exports;   /* receiver: an exports file: the daemon's
+				  roles (see ferry_server_open); NULL: none */
 	double interval;       /* seconds between interval callbacks; 0 off */
 	ferry_interval_fn on_interval;
 	void *arg;
@@ -78,7 +82,18 @@ struct ferry_server;
 /* Listen for sessions on addr:port (addr NULL: all addresses). Without
  * o->key the address the socket got must be loopback: anything else is
  * refused with -FERRY_EAUTH (sessions without authentication stay on this
- * host). */
+ * host).
+ *
+ * With o->exports the server is a data-transfer-node daemon: it loads
+ * that file (docs/exports.md: an export root, and per key name its key
+ * file, rights and path prefixes), which replaces o->dir and o->key, and
+ * serves, besides push sessions below the root, the requests of
+ * `ferry cp` and the gfal2 plugin: stat, list, checksum, mkdir, unlink,
+ * rmdir, pull and third-party copy (it sends its files to another
+ * receiver) and one-time transfer tokens. Each client names its key;
+ * every request and every file of a push session is checked against that
+ * key's rights and prefixes. An exports file that does not load is an
+ * error with why naming its file, line and problem. */
 int ferry_server_open(const char *addr, const char *port,
 		      const struct ferry_opts *o, struct ferry_server **out,
 		      char *why, size_t whylen);

@@ -40,6 +40,9 @@ struct ferry_report {
 	/* file sessions */
 	uint64_t files_total, files_done, files_skipped, files_failed;
 	uint64_t files_resumed, bytes_total; /* bytes_total: of all files */
+	/* daemon connections (ferry_server_exports) */
+	char client[72];     /* the key name the client gave, or its token */
+	uint64_t requests;   /* requests served (stat, list, push, ...) */
 	/* intervals */
 	unsigned n_iv;
 	uint64_t iv_dropped;

@@ -10,11 +10,27 @@
 #include "metrics/metrics.h"
 #include "util/util.h"
 
+/* The file-system refusals a caller can act on: they keep their errno
+ * across the wire (gfal2 and `ferry cp` map them to ENOENT, EEXIST,
+ * EACCES, ...). Anything else is "the peer reported an error". */
+static bool fs_errno(int32_t code)
+{
+	switch (code) {
+	case ENOENT: case EEXIST: case EACCES: case EPERM: case ENOTDIR:
+	case EISDIR: case ENOTEMPTY: case ENOSPC: case EDQUOT: case EROFS:
+	case EFBIG: case ENAMETOOLONG: case EXDEV: case EINVAL: case EBUSY:
+	case ENOTSUP:
+		return true;
+	default:
+		return code == FERRY_EAUTH;
+	}
+}
+
 int ferry__peer_error(const struct ferry_msg *m, const char *who, char *why,
 		      size_t whylen)
 {
 	ferry__why(why, whylen, "%s: %s", who, m->u.error.text);
-	return -FERRY_EPEER;
+	return fs_errno(m->u.error.code) ? -m->u.error.code : -FERRY_EPEER;
 }
 
 int ferry__client_open(const char *host, const char *port,
@@ -30,7 +46,8 @@ int ferry__client_open(const char *host, const char *port,
 		return err;
 	ferry__addr_str((struct sockaddr *)&xa->addr, xa->addr_len, rep->peer,
 			sizeof(rep->peer));
-	err = ferry__ctrl_auth_client(*fd, o->key, o->timeout_ms, why, whylen);
+	err = ferry__ctrl_auth_client_ex(*fd, o->key, o->key_name,
+					 o->timeout_ms, NULL, why, whylen);
 	if (err) {
 		close(*fd);
 		*fd = -1;

@@ -136,10 +136,21 @@ struct ferry__frx {
 extern const struct ferry__dp_ops ferry__files_rx_dp;
 
 struct ferry_msg;
-/* Receive FILES and the manifest on fd, check and plan every file below
- * o->dir, answer with the plan. On refusal the sender is told why. */
+/* A daemon's say over a push session: may this client write these files
+ * below dest (FILES.dest, without leading '/') with these FILES flags?
+ * 0, or a negative errno (-EACCES) with why. */
+struct ferry__frx_check {
+	int (*fn)(void *arg, const char *dest, uint32_t flags,
+		  const struct ferry_manifest *m, char *why, size_t whylen);
+	void *arg;
+};
+
+/* Receive FILES and the manifest on fd, check them with check (NULL:
+ * none), check and plan every file below o->dir, answer with the plan.
+ * On refusal the sender is told why. */
 int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
-		    uint64_t chunk, char *why, size_t whylen);
+		    uint64_t chunk, const struct ferry__frx_check *check,
+		    char *why, size_t whylen);
 int ferry__frx_plan(struct ferry__frx *r, struct ferry__plan_entry **plan,
 		    size_t *n_plan, char *why, size_t whylen);
 /* Control-loop hooks (struct ferry__hooks). */

@@ -517,7 +517,8 @@ static int open_dest(struct ferry__frx *r, const char *dir, const char *dest,
 #define FERRY__MAX_ENTRIES 10000000
 
 int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
-		    uint64_t chunk, char *why, size_t whylen)
+		    uint64_t chunk, const struct ferry__frx_check *check,
+		    char *why, size_t whylen)
 {
 	struct ferry_msg *m = malloc(sizeof(*m));
 	struct ferry__plan_entry *pe = NULL;
@@ -557,6 +558,12 @@ int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
 		if (err)
 			goto io;
 	} while (!m->u.blob.last);
+	if (check) {
+		err = check->fn(check->arg, r->dest, r->flags, &r->m, why,
+				whylen);
+		if (err)
+			goto refuse;
+	}
 	r->f = calloc(r->m.n + 1, sizeof(*r->f));
 	if (!r->f) {
 		err = -ENOMEM;

@@ -383,7 +383,8 @@ out:
 static int ftx_init(struct ferry__ftx *t, const struct ferry_send_spec *spec,
 		    uint64_t chunk, char *why, size_t whylen)
 {
-	struct ferry_walk_opts wo = { .follow_symlinks = spec->follow_symlinks };
+	struct ferry_walk_opts wo = { .follow_symlinks = spec->follow_symlinks,
+				      .names = spec->names };
 	int err;
 
 	ferry__manifest_init(&t->m);

@@ -9,10 +9,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/daemon.h"
 #include "core/files.h"
 #include "core/net.h"
 #include "core/osu.h"
 #include "core/session.h"
+#include "core/tokens.h"
 #include "metrics/metrics.h"
 #include "util/util.h"
 
@@ -23,6 +25,7 @@ struct ferry_server {
 	pthread_mutex_t lock;
 	pthread_cond_t freed;
 	unsigned admitted, max_admitted;
+	struct ferry__daemon *d; /* ferry_server_exports; NULL: none */
 };
 
 /* 127.0.0.0/8, ::1 or ::ffff:127.x.y.z. */
@@ -78,15 +81,26 @@ int ferry_server_open(const char *addr, const char *port,
 	srv->o = *o;
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->freed, NULL);
+	if (o->exports) {
+		err = ferry__daemon_open(o->exports, &srv->d, why, whylen);
+		if (err) {
+			free(srv);
+			return err;
+		}
+		srv->o.dir = ferry__exports_root(srv->d->ex);
+		srv->o.key = NULL; /* every client names its key */
+	}
 	err = ferry__listen(addr, port, &srv->fd, why, whylen);
 	if (err) {
+		ferry__daemon_close(srv->d);
 		free(srv);
 		return err;
 	}
-	if (!o->key) {
+	if (!o->key && !srv->d) {
 		err = check_noauth(srv->fd, addr, why, whylen);
 		if (err) {
 			close(srv->fd);
+			ferry__daemon_close(srv->d);
 			free(srv);
 			return err;
 		}
@@ -120,6 +134,7 @@ void ferry_server_close(struct ferry_server *srv)
 	if (!srv)
 		return;
 	close(srv->fd);
+	ferry__daemon_close(srv->d);
 	pthread_cond_destroy(&srv->freed);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
@@ -215,6 +230,12 @@ static int refuse(int fd, int err, const char *why)
 	ferry__ctrl_send_error(fd, err, "%s", why);
 	return err;
 }
+
+/* What a session knows about its client. */
+struct ferry__session_ctx {
+	struct ferry__daemon *d; /* NULL: not a daemon */
+	struct ferry__who who;
+};
 
 /* Set up the pipeline and answer ACCEPT; then wait for the data streams
  * and READY. */
@@ -395,6 +416,128 @@ out:
 	return err;
 }
 
+/* A push session on a daemon: every file must be one the client's key
+ * may write, or, for a token, exactly what the token names. */
+static int check_files(void *arg, const char *dest, uint32_t flags,
+		       const struct ferry_manifest *m, char *why,
+		       size_t whylen)
+{
+	const struct ferry__session_ctx *sc = arg;
+	char path[FERRY_PATH_MAX + FERRY_DEST_MAX];
+	int err;
+
+	if (sc->who.token)
+		return ferry__tokens_check(sc->d->tokens, sc->who.name, dest,
+					   flags, m, why, whylen);
+	for (size_t i = 0; i < m->n; i++) {
+		snprintf(path, sizeof(path), "%s%s%s", dest,
+			 dest[0] ? "/" : "", m->e[i].path);
+		err = ferry__exports_allow(sc->d->ex, sc->who.name,
+					   FERRY__RIGHT_WRITE, path, why,
+					   whylen);
+		if (err)
+			return err;
+	}
+	if (!m->n && dest[0])
+		return ferry__exports_allow(sc->d->ex, sc->who.name,
+					    FERRY__RIGHT_WRITE, dest, why,
+					    whylen);
+	return 0;
+}
+
+/* Authenticate: with one key, or on a daemon by the name the client
+ * gives (a token is claimed here, once). */
+static int authenticate(struct ferry_server *srv, int fd,
+			struct ferry__session_ctx *sc, struct ferry_report *rep,
+			char *why, size_t whylen)
+{
+	const struct ferry_opts *o = &srv->o;
+	struct ferry__auth_cfg cfg = { .key = o->key };
+	struct ferry__authed au;
+	int err;
+
+	if (srv->d) {
+		cfg.lookup = ferry__daemon_lookup;
+		cfg.arg = srv->d;
+	}
+	/* the handshake gets at most FERRY_CTRL_HANDSHAKE_TIMEOUT_MS in all,
+	 * whatever --timeout says: a peer that connects and says nothing
+	 * holds a session slot no longer than that */
+	err = ferry__ctrl_auth_server_ex(fd, &cfg,
+					 o->timeout_ms < FERRY_CTRL_HANDSHAKE_TIMEOUT_MS ?
+						 o->timeout_ms :
+						 FERRY_CTRL_HANDSHAKE_TIMEOUT_MS,
+					 &au, why, whylen);
+	if (err)
+		return err;
+	sc->d = srv->d;
+	snprintf(sc->who.name, sizeof(sc->who.name), "%s", au.name);
+	memcpy(sc->who.wrap, au.wrap, sizeof(sc->who.wrap));
+	snprintf(rep->client, sizeof(rep->client), "%s", au.name);
+	if (!srv->d)
+		return 0;
+	sc->who.token = strncmp(au.name, FERRY__TOKEN_PREFIX,
+				strlen(FERRY__TOKEN_PREFIX)) == 0;
+	if (sc->who.token) {
+		err = ferry__tokens_claim(srv->d->tokens, au.name, why, whylen);
+		if (err)
+			return refuse(fd, err, why);
+	}
+	return 0;
+}
+
+/* Requests before the session proper (daemons only): serve REQs until the
+ * client proposes a session (1, m holds the PROPOSE) or goes away (0): it
+ * may stay idle between requests for FERRY__IDLE_MS. */
+#define FERRY__IDLE_MS 60000
+static int requests(struct ferry_server *srv, int fd,
+		    struct ferry__session_ctx *sc, struct ferry_msg *m,
+		    struct ferry_report *rep, char *why, size_t whylen)
+{
+	const struct ferry_opts *o = &srv->o;
+	int err;
+
+	for (;;) {
+		err = ferry__ctrl_recv(fd, m, rep->requests ? FERRY__IDLE_MS :
+							      o->timeout_ms);
+		if ((err == -FERRY_ECLOSED || err == -FERRY_ETIMEOUT) &&
+		    rep->requests)
+			return 0; /* a client done with its requests */
+		if (!err && m->type == FERRY_MSG_PROPOSE && sc->who.token &&
+		    m->u.propose.mode != FERRY_MODE_FILES) {
+			ferry__why(why, whylen,
+				   "a transfer token opens a file session, nothing else");
+			return refuse(fd, -EACCES, why);
+		}
+		if (!err && m->type == FERRY_MSG_PROPOSE)
+			return 1;
+		if (!err && m->type != FERRY_MSG_REQ)
+			err = -FERRY_EPROTO;
+		if (err) {
+			ferry__why(why, whylen, "no proposal from the client: %s",
+				   ferry_strerror(err));
+			return err;
+		}
+		rep->requests++;
+		if (!srv->d) {
+			ferry__ctrl_send_error(fd, ENOTSUP,
+					       "this receiver serves no requests: it runs without --exports");
+			continue;
+		}
+		if (m->u.req.op == FERRY_REQ_PUSH)
+			err = ferry__push_serve(srv->d, &sc->who, &srv->o, fd,
+						&m->u.req, why, whylen);
+		else
+			err = ferry__daemon_serve(srv->d, &sc->who, fd,
+						  &m->u.req, o->timeout_ms);
+		if (err) {
+			ferry__why(why, whylen, "serving a request: %s",
+				   ferry_strerror(err));
+			return err;
+		}
+	}
+}
+
 int ferry_server_session(struct ferry_server *srv, int fd,
 			 struct ferry_report *rep, char *why, size_t whylen)
 {
@@ -404,11 +547,18 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 				 .dp = &ferry__bench_dp };
 	struct ferry__hooks h = { .wake_fd = -1, .msg = bench_msg };
 	struct ferry__frx *files = NULL;
+	struct ferry__session_ctx sc = { 0 };
+	struct ferry__frx_check fc = { .fn = check_files, .arg = &sc };
 	struct sockaddr_storage peer;
 	socklen_t peer_len = sizeof(peer);
-	struct ferry_msg m;
+	struct ferry_msg *mp = malloc(sizeof(*mp));
 	bool admitted = false;
 	int err;
+
+	if (!mp) {
+		close(fd);
+		return -ENOMEM;
+	}
 
 	memset(rep, 0, sizeof(*rep));
 	rep->peer_cpu_user = rep->peer_cpu_sys = -1;
@@ -417,14 +567,7 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 	getpeername(fd, (struct sockaddr *)&peer, &peer_len);
 	ferry__addr_str((struct sockaddr *)&peer, peer_len, rep->peer,
 			sizeof(rep->peer));
-	/* the handshake gets at most FERRY_CTRL_HANDSHAKE_TIMEOUT_MS in all,
-	 * whatever --timeout says: a peer that connects and says nothing
-	 * holds a session slot no longer than that */
-	err = ferry__ctrl_auth_server(fd, o->key,
-				      o->timeout_ms < FERRY_CTRL_HANDSHAKE_TIMEOUT_MS ?
-					      o->timeout_ms :
-					      FERRY_CTRL_HANDSHAKE_TIMEOUT_MS,
-				      why, whylen);
+	err = authenticate(srv, fd, &sc, rep, why, whylen);
 	if (err)
 		goto out;
 	err = admit(srv, o->timeout_ms, why, whylen);
@@ -433,26 +576,22 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 		goto out;
 	}
 	admitted = true;
-	err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
-	if (!err && m.type != FERRY_MSG_PROPOSE)
-		err = -FERRY_EPROTO;
-	if (err) {
-		ferry__why(why, whylen, "no proposal from the client: %s",
-			   ferry_strerror(err));
+	err = requests(srv, fd, &sc, mp, rep, why, whylen);
+	if (err <= 0)
 		goto out;
-	}
-	err = check_proposal(srv, &p, &m.u.propose, why, whylen);
+	err = check_proposal(srv, &p, &mp->u.propose, why, whylen);
 	if (err) {
 		refuse(fd, err, why);
 		goto out;
 	}
-	if (m.u.propose.mode == FERRY_MODE_FILES) {
+	if (mp->u.propose.mode == FERRY_MODE_FILES) {
 		files = calloc(1, sizeof(*files));
 		if (!files) {
 			err = -ENOMEM;
 			goto out;
 		}
-		err = ferry__frx_open(files, fd, o, p.chunk, why, whylen);
+		err = ferry__frx_open(files, fd, o, p.chunk,
+				      srv->d ? &fc : NULL, why, whylen);
 		if (err)
 			goto out;
 		rep->files_total = files->m.n_files;
@@ -464,14 +603,14 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 					   .msg = ferry__frx_msg,
 					   .ctx = files };
 	}
-	if (m.u.propose.mode == FERRY_MODE_OSU) {
-		err = ferry__osu_serve(&p, &m.u.propose, why, whylen);
+	if (mp->u.propose.mode == FERRY_MODE_OSU) {
+		err = ferry__osu_serve(&p, &mp->u.propose, why, whylen);
 		if (err) {
 			refuse(fd, err, why);
 			goto out;
 		}
 	}
-	err = setup(srv, &p, fd, &m.u.propose, rep, why, whylen);
+	err = setup(srv, &p, fd, &mp->u.propose, rep, why, whylen);
 	if (err)
 		goto out;
 	ferry__pipe_report(&p, rep);
@@ -494,5 +633,6 @@ out:
 	close(fd);
 	if (admitted)
 		release(srv);
+	free(mp);
 	return err;
 }

@@ -49,10 +49,12 @@ int ferry__manifest_add(struct ferry_manifest *m, const char *path,
 
 struct ferry_walk_opts {
 	bool follow_symlinks; /* follow symlinks (default: refuse them) */
+	char *const *names;   /* NULL, or each argument's name in place of
+				 its basename: one path component */
 };
 
 /* Walk the sender's arguments. A file argument becomes an entry named by
- * its basename; a directory argument "a/b/dir" becomes "dir" plus every
+ * its basename (or by o->names[i]); a directory argument "a/b/dir" becomes "dir" plus every
  * entry below it ("dir/x/y"), depth first, directories before their
  * contents, names sorted so the order is stable. Symlinks are skipped with
  * a reason unless follow_symlinks; devices, FIFOs and sockets are refused.

@@ -371,16 +371,32 @@ static int cmp_slots(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* A name the caller chose for an argument: one valid path component. */
+static int given_name(const char *arg, const char *name, char **out,
+		      char *why, size_t whylen)
+{
+	if (!ferry__path_valid(name) || strchr(name, '/')) {
+		ferry__why(why, whylen,
+			   "%s: cannot arrive as '%s': a name is one path "
+			   "component, not empty, '.' or '..'", arg, name);
+		return -EINVAL;
+	}
+	*out = strdup(name);
+	return *out ? 0 : -ENOMEM;
+}
+
 /* Name every argument and refuse two that would arrive as one. */
-static int name_args(struct arg_slot *slots, char *const *paths, size_t n,
-		     char *why, size_t whylen)
+static int name_args(struct arg_slot *slots, char *const *paths,
+		     char *const *names, size_t n, char *why, size_t whylen)
 {
 	struct arg_slot *sorted;
 	int ret;
 
 	for (size_t i = 0; i < n; i++) {
 		slots[i].idx = i;
-		ret = arg_name(paths[i], &slots[i].name, why, whylen);
+		ret = names ? given_name(paths[i], names[i], &slots[i].name,
+					 why, whylen) :
+			      arg_name(paths[i], &slots[i].name, why, whylen);
 		if (ret)
 			return ret;
 	}
@@ -486,7 +502,8 @@ int ferry__manifest_walk(struct ferry_manifest *m, char *const *paths,
 	slots = calloc(n_paths, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
-	ret = name_args(slots, paths, n_paths, why, whylen);
+	ret = name_args(slots, paths, o ? o->names : NULL, n_paths, why,
+			whylen);
 	for (size_t i = 0; i < n_paths && !ret; i++)
 		ret = walk_arg(&w, paths[i], slots[i].name);
 	if (!ret)

@@ -1,0 +1,379 @@
+/* ferry cp: copy files to, from or between ferry daemons. */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "core/remote.h"
+#include "ferry/error.h"
+#include "ferry/files.h"
+#include "out.h"
+
+const char help_cp[] =
+"usage: ferry cp [options] SRC... DST\n"
+"\n"
+"Copy files to, from or between ferry daemons (`ferry serve --exports`).\n"
+"Each SRC and DST is a local path or ferry://HOST[:PORT]/PATH, PATH taken\n"
+"below the daemon's export root:\n"
+"  local -> ferry://  push: this host sends (as `ferry send`)\n"
+"  ferry:// -> local  pull: the daemon sends to a one-shot receiver this\n"
+"                     command opens on the address it reaches the daemon\n"
+"                     from (so the daemon must be able to connect back)\n"
+"  ferry:// -> ferry://  third-party copy: the destination daemon issues a\n"
+"                     one-time token bound to the target paths, sizes and\n"
+"                     an expiry; the source daemon presents it and sends\n"
+"                     straight to the destination. The data never passes\n"
+"                     through this host; progress comes back as markers.\n"
+"With several SRCs, or a DST that ends in '/' or is an existing directory,\n"
+"each SRC lands in DST under its own name; otherwise DST is the new name.\n"
+"Sources on a daemon are files (directories: push only). Every file is\n"
+"verified end to end (crc32c per chunk, the whole-file checksum on both\n"
+"sides) and published under its name only when it matches.\n"
+"\n"
+"Options:\n"
+"  -f, --force           replace existing targets (default: refuse)\n"
+"      --cksum TYPE      adler32 (default), crc32c or none: the whole-file\n"
+"                        checksum compared and printed\n"
+"  -P, --streams N       parallel streams (default 4)\n"
+"      --transport T     auto (default), tcp, uroce or verbs\n"
+"      --sockbuf SIZE    tcp socket buffers (default: kernel autotuning)\n"
+"      --dpdk \"ARGS\"     uroce: DPDK EAL arguments (or $FERRY_DPDK)\n"
+"      --uroce-ip ADDR   uroce: the IPv4 address its frames carry\n"
+"      --poll MODE       busy or event (default: the transport's)\n"
+"      --cpus LIST       pin this side's workers to these CPUs\n"
+"      --numa N          put this side's buffers on NUMA node N\n"
+"                        (these five apply to the sending or receiving\n"
+"                        this host does: push and pull)\n"
+"      --marker SEC      pull, third-party: seconds between performance\n"
+"                        markers from the source (default 2)\n"
+"      --key FILE        this client's key (default $FERRY_KEY)\n"
+"      --key-name NAME   its name in the daemons' exports files (default\n"
+"                        $FERRY_KEY_NAME, else the key file's name without\n"
+"                        .key)\n"
+"      --no-auth         no authentication (loopback daemons only)\n"
+"      --timeout SEC     give up when a peer is silent this long (10)\n"
+"  -i, --interval SEC    push: progress every SEC seconds (default 1, 0 off)\n"
+"  -q, --quiet           only errors\n"
+"  -v, --verbose         debug messages from the library\n"
+"  -h, --help            this text\n"
+"\n"
+"Exit status: 0 when every file arrived verified, 1 when any failed (each\n"
+"is printed, with the daemon's reason), 2 on bad usage.\n"
+"\n"
+"Examples:\n"
+"  ferry cp run42.root ferry://dtn1/atlas/in/\n"
+"  ferry cp ferry://dtn1/atlas/in/run42.root .\n"
+"  ferry cp ferry://dtn1/atlas/in/run42.root ferry://dtn2:7471/atlas/\n";
+
+struct side {
+	bool remote;
+	char host[FERRY_PUSH_HOST_MAX + 1];
+	char port[FERRY_PUSH_PORT_MAX + 1];
+	char path[FERRY_DEST_MAX];
+};
+
+struct cp_out {
+	bool quiet, tty;
+	unsigned failed;
+};
+
+static void on_file(const struct ferry_file_result *r, void *arg)
+{
+	struct cp_out *co = arg;
+	char b[32];
+
+	if (co->tty && !co->quiet)
+		fputs("\r\033[K", stdout);
+	if (r->status) {
+		co->failed++;
+		fprintf(stderr, "ferry cp: %s: %s\n", r->path,
+			r->why && r->why[0] ? r->why : ferry_strerror(r->status));
+	} else if (!co->quiet) {
+		if (r->cksum == FERRY_CKSUM_NONE)
+			printf("%-18s %s (%s)\n", "-", r->path,
+			       out_bytes(b, sizeof(b), (double)r->size));
+		else
+			printf("%s:%08x  %s (%s)%s\n", ferry_cksum_name(r->cksum),
+			       r->value, r->path,
+			       out_bytes(b, sizeof(b), (double)r->size),
+			       r->skipped ? " skipped: identical" : "");
+	}
+	fflush(stdout);
+}
+
+static void on_marker(const struct ferry__marker *mk, void *arg)
+{
+	struct cp_out *co = arg;
+	char b[32], t[32];
+
+	if (co->quiet)
+		return;
+	printf("%s%s of %s  files %u/%u  %.2f Gb/s  %.0f s%s",
+	       co->tty ? "\r\033[K" : "", out_bytes(b, sizeof(b), (double)mk->bytes),
+	       out_bytes(t, sizeof(t), (double)mk->total), mk->files_done,
+	       mk->files_total, mk->rate * 8 / 1e9, mk->elapsed,
+	       co->tty ? "" : "\n");
+	fflush(stdout);
+}
+
+static bool parse_side(const char *arg, struct side *s)
+{
+	char why[256];
+	int r = ferry__url_parse(arg, s->host, sizeof(s->host), s->port,
+				 sizeof(s->port), s->path, sizeof(s->path), why,
+				 sizeof(why));
+
+	if (r < 0) {
+		fprintf(stderr, "ferry cp: %s\n", why);
+		return false;
+	}
+	s->remote = r == 0;
+	if (!s->remote)
+		snprintf(s->path, sizeof(s->path), "%s", arg);
+	return true;
+}
+
+/* The last component of path ("/a/b/" -> "b"), into buf. */
+static const char *base_of(const char *path, char *buf, size_t len)
+{
+	char tmp[FERRY_DEST_MAX];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	snprintf(buf, len, "%s", basename(tmp));
+	return buf;
+}
+
+/* Is DST a directory to copy into? -1 when it cannot be told (reported). */
+static int dst_is_dir(const struct side *dst, size_t n_src,
+		      const struct ferry_opts *o)
+{
+	size_t len = strlen(dst->path);
+	struct ferry_rstat rst;
+	struct ferry__conn c;
+	struct stat st;
+	char why[512] = "";
+	int err;
+
+	if (n_src > 1 || (len && dst->path[len - 1] == '/'))
+		return 1;
+	if (!dst->remote)
+		return stat(dst->path, &st) == 0 && S_ISDIR(st.st_mode);
+	err = ferry__remote_open(dst->host, dst->port, o, &c, why, sizeof(why));
+	if (!err) {
+		err = ferry__remote_stat(&c, dst->path, &rst, why, sizeof(why));
+		ferry__remote_close(&c);
+	}
+	if (err == -ENOENT)
+		return 0;
+	if (err) {
+		fprintf(stderr, "ferry cp: %s\n", why[0] ? why : ferry_strerror(err));
+		return -1;
+	}
+	return rst.type == FERRY_ENTRY_DIR;
+}
+
+/* Fill the copy: sources, their names and the destination directory. */
+static int plan(struct side *src, size_t n, const struct side *dst,
+		const struct ferry_opts *o, struct ferry__copy *cp,
+		char **srcs, char **names, char *dest, size_t destlen)
+{
+	char b[FERRY_DEST_MAX];
+	int dir = dst_is_dir(dst, n, o);
+
+	if (dir < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		srcs[i] = src[i].path;
+		names[i] = strdup(dir ? base_of(src[i].path, b, sizeof(b)) :
+					base_of(dst->path, b, sizeof(b)));
+		if (!names[i] || !strcmp(names[i], "/") || !strcmp(names[i], ".") ||
+		    !strcmp(names[i], "..")) {
+			fprintf(stderr, "ferry cp: %s: name it, not a root or '.'\n",
+				dir ? src[i].path : dst->path);
+			return -1;
+		}
+	}
+	if (dir) {
+		size_t l;
+
+		snprintf(dest, destlen, "%s", dst->path);
+		while ((l = strlen(dest)) > 1 && dest[l - 1] == '/')
+			dest[l - 1] = '\0';
+	} else {
+		snprintf(b, sizeof(b), "%s", dst->path);
+		snprintf(dest, destlen, "%s", dirname(b));
+	}
+	cp->n = n;
+	cp->src = srcs;
+	cp->names = names;
+	cp->dest = dest;
+	return 0;
+}
+
+static int run(const struct side *src, const struct side *dst,
+	       struct ferry_opts *o, struct ferry__copy *cp, char *why,
+	       size_t whylen)
+{
+	struct ferry_report *rep;
+	int err;
+
+	if (!src[0].remote) {
+		rep = malloc(sizeof(*rep));
+		if (!rep)
+			return -ENOMEM;
+		err = ferry__remote_push(dst->host, dst->port, o, cp, rep, why,
+					 whylen);
+		free(rep);
+		return err;
+	}
+	if (!dst->remote)
+		return ferry__remote_pull(src[0].host, src[0].port, o, cp, why,
+					  whylen);
+	return ferry__remote_tpc(src[0].host, src[0].port, dst->host,
+				 dst->port, o, cp, why, whylen);
+}
+
+/* All sources on one side, and on one daemon. */
+static bool check_sides(const struct side *src, size_t n,
+			const struct side *dst)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (src[i].remote != src[0].remote ||
+		    (src[0].remote && (strcmp(src[i].host, src[0].host) ||
+				       strcmp(src[i].port, src[0].port)))) {
+			fprintf(stderr,
+				"ferry cp: the sources must all be local or all on one daemon; run one ferry cp per source daemon\n");
+			return false;
+		}
+	}
+	if (!src[0].remote && !dst->remote) {
+		fprintf(stderr,
+			"ferry cp: both sides are local; one of them must be a ferry:// URL\n");
+		return false;
+	}
+	return true;
+}
+
+int cmd_cp(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "cksum", required_argument, NULL, OPT_CKSUM },
+		{ "streams", required_argument, NULL, 'P' },
+		{ "marker", required_argument, NULL, OPT_MARKER },
+		CLI_KEY_NAME_LONGOPT,
+		{ "key", required_argument, NULL, OPT_KEY },
+		{ "no-auth", no_argument, NULL, OPT_NO_AUTH },
+		{ "transport", required_argument, NULL, OPT_TRANSPORT },
+		{ "cpus", required_argument, NULL, OPT_CPUS },
+		{ "numa", required_argument, NULL, OPT_NUMA },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "sockbuf", required_argument, NULL, OPT_SOCKBUF },
+		{ "dpdk", required_argument, NULL, OPT_DPDK },
+		{ "uroce-ip", required_argument, NULL, OPT_UROCE_IP },
+		{ "poll", required_argument, NULL, OPT_POLL },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cp_out co = { .tty = isatty(1) };
+	struct ferry__copy cp = { .cksum = FERRY_CKSUM_ADLER32,
+				  .on_file = on_file,
+				  .on_marker = on_marker,
+				  .arg = &co };
+	struct cli_common c;
+	struct ferry_key key;
+	struct side *src = NULL, dst;
+	char **srcs = NULL, **names = NULL, dest[FERRY_DEST_MAX];
+	char why[1024] = "";
+	size_t n = 0;
+	double d;
+	int opt, err, ret = 1;
+
+	cli_common_init(&c);
+	while ((opt = getopt_long(argc, argv, "fP:i:qvh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			cp.force = true;
+			break;
+		case OPT_CKSUM:
+			err = ferry_cksum_parse(optarg);
+			if (err < 0)
+				cli_die_usage("cp", "--cksum is adler32, crc32c or none");
+			cp.cksum = (enum ferry_cksum)err;
+			break;
+		case OPT_MARKER:
+			if (!cli_seconds("cp", "--marker", optarg, 0.2, 600, &d))
+				return 2;
+			cp.marker_ms = (unsigned)(d * 1000);
+			break;
+		case 'h':
+			fputs(help_cp, stdout);
+			return 0;
+		default:
+			err = cli_common_opt(&c, "cp", opt, optarg);
+			if (err < 0)
+				return 2;
+			if (err == 0)
+				cli_die_usage("cp", "unknown option");
+		}
+	}
+	if (argc - optind < 2)
+		cli_die_usage("cp", "give one or more SRCs and a DST");
+	n = (size_t)(argc - optind - 1);
+	src = calloc(n, sizeof(*src));
+	srcs = calloc(n, sizeof(*srcs));
+	names = calloc(n, sizeof(*names));
+	if (!src || !srcs || !names) {
+		fprintf(stderr, "ferry cp: out of memory\n");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!parse_side(argv[optind + (int)i], &src[i]))
+			goto usage;
+	if (!parse_side(argv[argc - 1], &dst) || !check_sides(src, n, &dst))
+		goto usage;
+	if (c.o.streams > c.o.slots)
+		c.o.slots = c.o.streams;
+	if (ferry_opts_check(&c.o, why, sizeof(why))) {
+		fprintf(stderr, "ferry cp: %s\n", why);
+		goto usage;
+	}
+	if (!cli_key("cp", c.key_path, c.no_auth, &key, &c.o.key) ||
+	    !cli_key_name(&c, "cp"))
+		goto usage;
+	/* the library's placement and memory notes only with -v */
+	cli_logger("cp", !c.verbose, c.verbose);
+	co.quiet = c.quiet;
+	if (!c.quiet && !src[0].remote) {
+		c.o.on_interval = out_interval;
+		c.o.arg = stdout;
+	}
+	if (plan(src, n, &dst, &c.o, &cp, srcs, names, dest, sizeof(dest)))
+		goto out;
+	err = run(src, &dst, &c.o, &cp, why, sizeof(why));
+	if (co.tty && !c.quiet)
+		fputs("\r\033[K", stdout);
+	/* a file's failure was printed as it happened; say the rest */
+	if (err && !co.failed)
+		fprintf(stderr, "ferry cp: %s\n", why[0] ? why : ferry_strerror(err));
+	ret = err ? 1 : 0;
+	goto out;
+usage:
+	ret = 2;
+out:
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	free(srcs);
+	free(src);
+	return ret;
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# ferry cp against daemons (`ferry serve --exports`) on loopback: push,
+# pull and third-party copy of files, a directory pushed whole, renames,
+# overwrite only with -f, and the refusals a user meets: a missing source,
+# an existing target, a read-only key, an unknown key name, a symlink out
+# of the export, bad URLs and bad daemon configurations. Every copy is
+# compared byte for byte; a refusal must leave nothing behind.
+. "$(dirname "$0")/lib.sh"
+
+mkdir -p $T/a $T/b $T/keys $T/local/tree/sub $T/out
+for k in ops ro; do $FERRY keygen $T/keys/$k.key >/dev/null || fail keygen; done
+for s in a b; do
+	cat > $T/$s.conf <<CONF
+root $T/$s
+key ops keys/ops.key rights all paths /
+key ro  keys/ro.key  rights read paths /
+CONF
+	cp $T/$s.conf $T/$s.conf.tmp
+done
+head -c 3000000 /dev/urandom > $T/local/f1
+head -c 1234567 /dev/urandom > $T/local/f2
+head -c 100000 /dev/urandom > $T/local/tree/sub/x
+echo hello > $T/local/tree/y
+PA=$(free_port); PB=$(free_port)
+$FERRY serve --exports $T/a.conf -B 127.0.0.1 -p $PA -q >$T/a.out 2>$T/a.log &
+PIDS+=($!)
+$FERRY serve --exports $T/b.conf -B 127.0.0.1 -p $PB -q >$T/b.out 2>$T/b.log &
+PIDS+=($!)
+wait_listen $PA; wait_listen $PB
+A=ferry://127.0.0.1:$PA; B=ferry://127.0.0.1:$PB
+export FERRY_KEY=$T/keys/ops.key # its name, "ops", comes from the file name
+cp_() { timeout 60 $FERRY cp -q "$@"; }
+
+# expect_fail RC PATTERN CMD...: CMD exits RC and says PATTERN on stderr
+expect_fail() {
+	local rc=$1 pat=$2 got
+	shift 2
+	"$@" >$T/err.out 2>$T/err.txt; got=$?
+	[ $got -eq $rc ] || { cat $T/err.txt; fail "'$*' exited $got, wanted $rc"; }
+	grep -qi -- "$pat" $T/err.txt || { cat $T/err.txt; fail "'$*' did not say '$pat'"; }
+	echo "   refused as expected: $(head -1 $T/err.txt)"
+}
+
+note "push: a file under a new name, two files into a directory, a tree"
+cp_ $T/local/f1 $A/one.dat || fail "push f1"
+cmp $T/local/f1 $T/a/one.dat || fail "one.dat differs"
+cp_ $T/local/f1 $T/local/f2 $A/in/ || fail "push two files"
+cmp $T/local/f2 $T/a/in/f2 || fail "in/f2 differs"
+cp_ $T/local/tree $A/ || fail "push a directory"
+cmp $T/local/tree/sub/x $T/a/tree/sub/x || fail "tree/sub/x differs"
+
+note "pull: into a directory, and under a new name"
+cp_ $A/in/f1 $A/in/f2 $T/out/ || fail "pull two files"
+cmp $T/local/f1 $T/out/f1 && cmp $T/local/f2 $T/out/f2 || fail "pulled files differ"
+cp_ $A/one.dat $T/out/renamed || fail "pull under a new name"
+cmp $T/local/f1 $T/out/renamed || fail "renamed differs"
+
+note "third-party copy: a to b, progress markers on the way"
+timeout 60 $FERRY cp --marker 0.2 $A/in/f1 $A/in/f2 $B/copy/ >$T/tpc.out ||
+	fail "third-party copy"
+cat $T/tpc.out
+cmp $T/local/f1 $T/b/copy/f1 && cmp $T/local/f2 $T/b/copy/f2 || fail "copied files differ"
+grep -q "adler32:" $T/tpc.out || fail "no checksum line from the copy"
+grep -q "files 2/2" $T/tpc.out || fail "no final performance marker"
+
+note "an existing target: refused without -f, replaced with it"
+head -c 5000 /dev/urandom > $T/local/other
+expect_fail 1 "exists" cp_ $T/local/other $A/one.dat
+cmp $T/local/f1 $T/a/one.dat || fail "one.dat changed without -f"
+expect_fail 1 "exists" cp_ $A/in/f2 $B/copy/f1
+cmp $T/local/f1 $T/b/copy/f1 || fail "copy/f1 changed without -f"
+expect_fail 1 "exists" cp_ $A/in/f2 $T/out/f1
+cmp $T/local/f1 $T/out/f1 || fail "out/f1 changed without -f"
+cp_ -f $T/local/other $A/one.dat || fail "push -f"
+cmp $T/local/other $T/a/one.dat || fail "one.dat not replaced by -f"
+cp_ -f $A/in/f2 $B/copy/f1 || fail "third-party -f"
+cmp $T/local/f2 $T/b/copy/f1 || fail "copy/f1 not replaced by -f"
+
+note "refusals"
+expect_fail 1 "No such file" cp_ $A/nope $T/out/
+expect_fail 1 "No such file" cp_ $A/nope $B/
+expect_fail 1 "only files" cp_ $A/tree $T/out/
+FERRY_KEY=$T/keys/ro.key expect_fail 1 "may not write" cp_ $T/local/f2 $A/ro.dat
+[ ! -e $T/a/ro.dat ] || fail "a read-only key wrote ro.dat"
+FERRY_KEY=$T/keys/ro.key expect_fail 1 "may not write" cp_ $A/in/f2 $B/ro.dat
+[ ! -e $T/b/ro.dat ] || fail "a read-only key copied ro.dat"
+expect_fail 1 "unknown key name" cp_ --key-name nobody $T/local/f2 $A/x.dat
+expect_fail 1 "differs" cp_ --key-name ro $T/local/f2 $A/x.dat
+ln -s /etc $T/a/etc
+expect_fail 1 "refused\|Permission denied" cp_ $A/etc/hostname $T/out/
+[ ! -e $T/out/hostname ] || fail "a file outside the export was pulled"
+expect_fail 2 "not a ferry URL" cp_ "ferry://127.0.0.1:x/f" $T/out/
+expect_fail 2 "both sides are local" cp_ $T/local/f1 $T/out/
+expect_fail 2 "drop --dir" $FERRY serve --exports $T/a.conf --dir $T -p $(free_port)
+echo "key bad" >> $T/a.conf.tmp
+expect_fail 1 "a.conf.tmp:4" $FERRY serve --exports $T/a.conf.tmp -B 127.0.0.1 -p $(free_port)
+ls -aR $T/a $T/b $T/out | grep -q "ferry-part" && fail "a part file was left behind"
+echo PASS
