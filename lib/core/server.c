@@ -25,7 +25,7 @@ struct ferry_server {
 	pthread_mutex_t lock;
 	pthread_cond_t freed;
 	unsigned admitted, max_admitted;
-	struct ferry__daemon *d; /* ferry_server_exports; NULL: none */
+	struct ferry__daemon *d; /* o.exports loaded; NULL: none */
 };
 
 /* 127.0.0.0/8, ::1 or ::ffff:127.x.y.z. */
@@ -232,7 +232,7 @@ static int refuse(int fd, int err, const char *why)
 }
 
 /* What a session knows about its client. */
-struct ferry__session_ctx {
+struct session_ctx {
 	struct ferry__daemon *d; /* NULL: not a daemon */
 	struct ferry__who who;
 };
@@ -422,7 +422,7 @@ static int check_files(void *arg, const char *dest, uint32_t flags,
 		       const struct ferry_manifest *m, char *why,
 		       size_t whylen)
 {
-	const struct ferry__session_ctx *sc = arg;
+	const struct session_ctx *sc = arg;
 	char path[FERRY_PATH_MAX + FERRY_DEST_MAX];
 	int err;
 
@@ -448,7 +448,7 @@ static int check_files(void *arg, const char *dest, uint32_t flags,
 /* Authenticate: with one key, or on a daemon by the name the client
  * gives (a token is claimed here, once). */
 static int authenticate(struct ferry_server *srv, int fd,
-			struct ferry__session_ctx *sc, struct ferry_report *rep,
+			struct session_ctx *sc, struct ferry_report *rep,
 			char *why, size_t whylen)
 {
 	const struct ferry_opts *o = &srv->o;
@@ -491,7 +491,7 @@ static int authenticate(struct ferry_server *srv, int fd,
  * may stay idle between requests for FERRY__IDLE_MS. */
 #define FERRY__IDLE_MS 60000
 static int requests(struct ferry_server *srv, int fd,
-		    struct ferry__session_ctx *sc, struct ferry_msg *m,
+		    struct session_ctx *sc, struct ferry_msg *m,
 		    struct ferry_report *rep, char *why, size_t whylen)
 {
 	const struct ferry_opts *o = &srv->o;
@@ -547,7 +547,7 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 				 .dp = &ferry__bench_dp };
 	struct ferry__hooks h = { .wake_fd = -1, .msg = bench_msg };
 	struct ferry__frx *files = NULL;
-	struct ferry__session_ctx sc = { 0 };
+	struct session_ctx sc = { 0 };
 	struct ferry__frx_check fc = { .fn = check_files, .arg = &sc };
 	struct sockaddr_storage peer;
 	socklen_t peer_len = sizeof(peer);

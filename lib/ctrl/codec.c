@@ -203,35 +203,16 @@ static bool text_char_ok(unsigned char ch)
 
 static int error_enc(struct ferry__wcur *c, const struct ferry_msg *m)
 {
-	const char *t = m->u.error.text;
-	size_t n = strnlen(t, FERRY_ERRTEXT_MAX);
-
-	if (n == FERRY_ERRTEXT_MAX)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (!text_char_ok((unsigned char)t[i]))
-			return -EINVAL;
 	ferry__put_i32(c, m->u.error.code);
-	ferry__put_u16(c, (uint16_t)n);
-	ferry__put_bytes(c, t, n);
-	return 0;
+	return ferry__put_str(c, m->u.error.text, FERRY_ERRTEXT_MAX,
+			      text_char_ok);
 }
 
 static int error_dec(struct ferry__rcur *c, struct ferry_msg *m)
 {
-	char *t = m->u.error.text;
-	uint16_t n;
-
 	m->u.error.code = ferry__get_i32(c);
-	n = ferry__get_u16(c);
-	if (n >= FERRY_ERRTEXT_MAX)
-		return -FERRY_EPROTO;
-	ferry__get_bytes(c, t, n);
-	t[n] = '\0';
-	for (size_t i = 0; i < n; i++)
-		if (!text_char_ok((unsigned char)t[i]))
-			return -FERRY_EPROTO;
-	return 0;
+	return ferry__get_str(c, m->u.error.text, FERRY_ERRTEXT_MAX,
+			      text_char_ok);
 }
 
 static int fin_enc(struct ferry__wcur *c, const struct ferry_msg *m)
@@ -280,50 +261,12 @@ static bool any_char_ok(unsigned char ch)
 	return ch != 0;
 }
 
-/* No control characters at all: daemon request paths. */
-static bool plain_char_ok(unsigned char ch)
-{
-	return ch >= 0x20 && ch != 0x7f;
-}
-
-/* A string of at most max - 1 bytes that ok accepts, length-prefixed
- * (u16) on the wire. */
-static int str_enc(struct ferry__wcur *c, const char *t, size_t max,
-		   bool (*ok)(unsigned char))
-{
-	size_t n = strnlen(t, max);
-
-	if (n == max)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (!ok((unsigned char)t[i]))
-			return -EINVAL;
-	ferry__put_u16(c, (uint16_t)n);
-	ferry__put_bytes(c, t, n);
-	return 0;
-}
-
-static int str_dec(struct ferry__rcur *c, char *t, size_t max,
-		   bool (*ok)(unsigned char))
-{
-	uint16_t n = ferry__get_u16(c);
-
-	if (n >= max)
-		return -FERRY_EPROTO;
-	ferry__get_bytes(c, t, n);
-	t[n] = '\0';
-	for (size_t i = 0; i < n; i++)
-		if (!t[i] || !ok((unsigned char)t[i]))
-			return -FERRY_EPROTO;
-	return 0;
-}
-
 static int files_enc(struct ferry__wcur *c, const struct ferry_msg *m)
 {
 	ferry__put_u32(c, m->u.files.flags);
 	ferry__put_u32(c, m->u.files.cksum);
 	ferry__put_u64(c, m->u.files.n_entries);
-	return str_enc(c, m->u.files.dest, FERRY_DEST_MAX, any_char_ok);
+	return ferry__put_str(c, m->u.files.dest, FERRY_DEST_MAX, any_char_ok);
 }
 
 static int files_dec(struct ferry__rcur *c, struct ferry_msg *m)
@@ -331,7 +274,7 @@ static int files_dec(struct ferry__rcur *c, struct ferry_msg *m)
 	m->u.files.flags = ferry__get_u32(c);
 	m->u.files.cksum = ferry__get_u32(c);
 	m->u.files.n_entries = ferry__get_u64(c);
-	return str_dec(c, m->u.files.dest, FERRY_DEST_MAX, any_char_ok);
+	return ferry__get_str(c, m->u.files.dest, FERRY_DEST_MAX, any_char_ok);
 }
 
 static int blob_enc(struct ferry__wcur *c, const struct ferry_msg *m)
@@ -378,7 +321,7 @@ static int file_done_enc(struct ferry__wcur *c, const struct ferry_msg *m)
 	ferry__put_i32(c, m->u.file_done.status);
 	ferry__put_u32(c, m->u.file_done.crc32c);
 	ferry__put_u32(c, m->u.file_done.adler32);
-	return str_enc(c, m->u.file_done.text, FERRY_ERRTEXT_MAX,
+	return ferry__put_str(c, m->u.file_done.text, FERRY_ERRTEXT_MAX,
 		       text_char_ok);
 }
 
@@ -388,7 +331,7 @@ static int file_done_dec(struct ferry__rcur *c, struct ferry_msg *m)
 	m->u.file_done.status = ferry__get_i32(c);
 	m->u.file_done.crc32c = ferry__get_u32(c);
 	m->u.file_done.adler32 = ferry__get_u32(c);
-	return str_dec(c, m->u.file_done.text, FERRY_ERRTEXT_MAX,
+	return ferry__get_str(c, m->u.file_done.text, FERRY_ERRTEXT_MAX,
 		       text_char_ok);
 }
 
@@ -402,7 +345,7 @@ static int req_enc(struct ferry__wcur *c, const struct ferry_msg *m)
 	ferry__put_u32(c, r->op);
 	ferry__put_u32(c, r->flags);
 	ferry__put_u64(c, r->arg);
-	ret = str_enc(c, r->path, FERRY_DEST_MAX, plain_char_ok);
+	ret = ferry__put_str(c, r->path, FERRY_DEST_MAX, ferry__char_plain);
 	if (ret)
 		return ret;
 	ferry__put_u32(c, r->len);
@@ -418,7 +361,7 @@ static int req_dec(struct ferry__rcur *c, struct ferry_msg *m)
 	r->op = ferry__get_u32(c);
 	r->flags = ferry__get_u32(c);
 	r->arg = ferry__get_u64(c);
-	ret = str_dec(c, r->path, FERRY_DEST_MAX, plain_char_ok);
+	ret = ferry__get_str(c, r->path, FERRY_DEST_MAX, ferry__char_plain);
 	if (ret)
 		return ret;
 	r->len = ferry__get_u32(c);

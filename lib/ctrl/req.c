@@ -18,73 +18,31 @@
 
 /* ---- strings: u16 length, bytes, no control characters -------------- */
 
-static bool plain_char_ok(unsigned char ch)
-{
-	return ch >= 0x20 && ch != 0x7f;
-}
-
-static bool plain_ok(const char *t, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!plain_char_ok((unsigned char)t[i]))
-			return false;
-	return true;
-}
-
-/* Write t, which must be shorter than max and plain. */
 static int put_str(struct ferry__wcur *c, const char *t, size_t max)
 {
-	size_t n = strnlen(t, max);
-
-	if (n == max || n > UINT16_MAX || !plain_ok(t, n))
-		return -EINVAL;
-	ferry__put_u16(c, (uint16_t)n);
-	ferry__put_bytes(c, t, n);
-	return 0;
+	return ferry__put_str(c, t, max, ferry__char_plain);
 }
 
-/* Read a string into t[0..max), NUL-terminated. */
 static int get_str(struct ferry__rcur *c, char *t, size_t max)
 {
-	uint16_t n = ferry__get_u16(c);
-	const uint8_t *q;
-
-	if (n >= max)
-		return -FERRY_EPROTO;
-	q = ferry__get_take(c, n);
-	if (!q || !plain_ok((const char *)q, n))
-		return -FERRY_EPROTO;
-	memcpy(t, q, n);
-	t[n] = '\0';
-	return 0;
+	return ferry__get_str(c, t, max, ferry__char_plain);
 }
 
 /* Read a string of fewer than max bytes into a new allocation. */
 static int get_str_alloc(struct ferry__rcur *c, char **t, size_t max)
 {
-	uint16_t n = ferry__get_u16(c);
-	const uint8_t *q;
+	size_t n;
+	const char *q = ferry__get_str_view(c, max, ferry__char_plain, &n);
 
 	*t = NULL;
-	if (n >= max)
+	if (!q)
 		return -FERRY_EPROTO;
-	q = ferry__get_take(c, n);
-	if (!q || !plain_ok((const char *)q, n))
-		return -FERRY_EPROTO;
-	*t = malloc((size_t)n + 1);
+	*t = malloc(n + 1);
 	if (!*t)
 		return -ENOMEM;
 	memcpy(*t, q, n);
 	(*t)[n] = '\0';
 	return 0;
-}
-
-static int64_t get_i64(struct ferry__rcur *c)
-{
-	uint64_t u = ferry__get_u64(c);
-
-	/* Two's complement without implementation-defined conversion. */
-	return u <= INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
 }
 
 /* A finished encoding: its length, or -FERRY_ETOOBIG. */
@@ -135,7 +93,7 @@ int ferry__rstat_decode(const uint8_t *buf, size_t len,
 	r.type = ferry__get_u8(&c);
 	r.mode = ferry__get_u32(&c);
 	r.size = ferry__get_u64(&c);
-	r.mtime_ns = get_i64(&c);
+	r.mtime_ns = ferry__get_i64(&c);
 	if (!dec_done(&c) || !rstat_valid(&r))
 		return -FERRY_EPROTO;
 	*st = r;
@@ -323,8 +281,8 @@ static void put_str_clean(struct ferry__wcur *c, const char *t, size_t max)
 	if (!q)
 		return;
 	for (size_t i = 0; i < n; i++)
-		q[i] = plain_char_ok((unsigned char)t[i]) ? (uint8_t)t[i] :
-							    (uint8_t)'?';
+		q[i] = ferry__char_plain((unsigned char)t[i]) ? (uint8_t)t[i] :
+								(uint8_t)'?';
 }
 
 static size_t result_size(const struct ferry_push_result *r)

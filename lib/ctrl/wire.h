@@ -4,14 +4,21 @@
  * does nothing (a get yields zeroes) and sets ->overrun, so a codec writes
  * its fields in a row and checks once at the end. Every message codec,
  * including later ones with variable-length lists, is written with these.
+ *
+ * Strings travel as a u16 length and their bytes (no NUL); which bytes a
+ * field allows is its codec's choice, a predicate such as
+ * ferry__char_plain.
  */
 #ifndef FERRY_CTRL_WIRE_H
 #define FERRY_CTRL_WIRE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "ferry/error.h"
 
 struct ferry__wcur {
 	uint8_t *p;
@@ -85,6 +92,29 @@ static inline void ferry__put_bytes(struct ferry__wcur *c, const void *src,
 		memcpy(q, src, n);
 }
 
+/* No control characters at all: paths and names in daemon requests. */
+static inline bool ferry__char_plain(unsigned char ch)
+{
+	return ch >= 0x20 && ch != 0x7f;
+}
+
+/* Write t, which must be shorter than max and made of bytes ok accepts:
+ * 0, or -EINVAL (nothing written) if it is not. */
+static inline int ferry__put_str(struct ferry__wcur *c, const char *t,
+				 size_t max, bool (*ok)(unsigned char))
+{
+	size_t n = strnlen(t, max);
+
+	if (n == max || n > UINT16_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!ok((unsigned char)t[i]))
+			return -EINVAL;
+	ferry__put_u16(c, (uint16_t)n);
+	ferry__put_bytes(c, t, n);
+	return 0;
+}
+
 /* Take n bytes for reading; NULL (and overrun) if fewer are left. */
 static inline const uint8_t *ferry__get_take(struct ferry__rcur *c, size_t n)
 {
@@ -135,8 +165,16 @@ static inline int32_t ferry__get_i32(struct ferry__rcur *c)
 {
 	uint32_t u = ferry__get_u32(c);
 
-	/* Two's complement without implementation-defined conversion. */
+	/* Two's complement without implementation-defined conversion (and
+	 * so in ferry__get_i64). */
 	return u <= INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
+}
+
+static inline int64_t ferry__get_i64(struct ferry__rcur *c)
+{
+	uint64_t u = ferry__get_u64(c);
+
+	return u <= INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
 }
 
 static inline void ferry__get_bytes(struct ferry__rcur *c, void *dst, size_t n)
@@ -147,6 +185,43 @@ static inline void ferry__get_bytes(struct ferry__rcur *c, void *dst, size_t n)
 		memcpy(dst, q, n);
 	else if (n)
 		memset(dst, 0, n);
+}
+
+/* Take a string of fewer than max bytes, none NUL and each accepted by
+ * ok: its bytes (not NUL-terminated) and *n its length, or NULL if it is
+ * too long, holds a byte ok refuses, or runs past the end. */
+static inline const char *ferry__get_str_view(struct ferry__rcur *c,
+					      size_t max,
+					      bool (*ok)(unsigned char),
+					      size_t *n)
+{
+	const uint8_t *q;
+
+	*n = ferry__get_u16(c);
+	if (*n >= max)
+		return NULL;
+	q = ferry__get_take(c, *n);
+	if (!q)
+		return NULL;
+	for (size_t i = 0; i < *n; i++)
+		if (!q[i] || !ok(q[i]))
+			return NULL;
+	return (const char *)q;
+}
+
+/* Read a string (ferry__get_str_view) into t[0..max), NUL-terminated:
+ * 0, or -FERRY_EPROTO with t left as it was. */
+static inline int ferry__get_str(struct ferry__rcur *c, char *t, size_t max,
+				 bool (*ok)(unsigned char))
+{
+	size_t n;
+	const char *q = ferry__get_str_view(c, max, ok, &n);
+
+	if (!q)
+		return -FERRY_EPROTO;
+	memcpy(t, q, n);
+	t[n] = '\0';
+	return 0;
 }
 
 /* Bytes not yet read. */

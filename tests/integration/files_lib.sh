@@ -12,43 +12,18 @@
 HERE=$(cd "$(dirname "$0")" && pwd)
 note() { echo "== [${SECONDS}s] $*"; }
 MOUNTS=()
-FAILS=()
 KEY=$T/key
 "$FERRY" keygen "$KEY" >/dev/null || fail "keygen"
 
 files_cleanup() {
-	local p m
-	{
-		for p in "${PIDS[@]:-}"; do
-			[ -n "$p" ] && kill -9 "$p"
-		done
-		wait
-		jobs  # bash reports the killed jobs here, not after the group
-	} >/dev/null 2>&1
+	local m
+	cleanup_procs
 	for m in "${MOUNTS[@]:-}"; do
 		[ -n "$m" ] && umount -l "$m" 2>/dev/null
 	done
 	cleanup
 }
 trap files_cleanup EXIT
-trap 'exit 143' TERM INT HUP
-
-# bad MESSAGE: a check failed; keep going, fail at the end (finish).
-bad() {
-	echo "FAIL: $*" >&2
-	FAILS+=("$*")
-}
-
-# finish: PASS, or FAIL naming every failed check.
-finish() {
-	if [ ${#FAILS[@]} -gt 0 ]; then
-		echo "${#FAILS[@]} check(s) failed:" >&2
-		printf '  - %s\n' "${FAILS[@]}" >&2
-		exit 1
-	fi
-	echo "PASS"
-	exit 0
-}
 
 # start_recv NAME DIR|- [ARGS...]: a receiver on 127.0.0.1 with --dir DIR
 # (none for -), in the background; sets RPORT and RPID. Logs: $T/NAME.out,

@@ -13,18 +13,46 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "== $*"; }
 
+# Background processes go quietly (bash would report each one killed).
+cleanup_procs() {
+	local p
+	{
+		for p in "${PIDS[@]:-}"; do
+			[ -n "$p" ] && kill -9 "$p"
+		done
+		wait
+		jobs  # bash reports the killed jobs here, not after the group
+	} >/dev/null 2>&1
+}
+
 cleanup() {
-	local p ns
-	for p in "${PIDS[@]:-}"; do
-		[ -n "$p" ] && kill -9 "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
+	local ns
+	cleanup_procs
 	for ns in "${NETNS[@]:-}"; do
 		[ -n "$ns" ] && ip netns del "$ns" 2>/dev/null
 	done
 	rm -rf "$T"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
+
+# bad MESSAGE: a check failed; keep going, fail at the end (finish).
+FAILS=()
+bad() {
+	echo "FAIL: $*" >&2
+	FAILS+=("$*")
+}
+
+# finish: PASS, or FAIL naming every failed check.
+finish() {
+	if [ ${#FAILS[@]} -gt 0 ]; then
+		echo "${#FAILS[@]} check(s) failed:" >&2
+		printf '  - %s\n' "${FAILS[@]}" >&2
+		exit 1
+	fi
+	echo "PASS"
+	exit 0
+}
 
 # A TCP port nobody listens on (loopback or in the current namespace).
 free_port() {
