@@ -12,6 +12,7 @@ pkgs=(
 	qperf gnuplot-nox # bench/osu_compare.sh: the reference, the plots
 	man-db groff-base systemd # man page checks, systemd-analyze verify of the unit
 	libmicrohttpd-dev python3-prometheus-client curl # --metrics, its test
+	libgfal2-dev gfal2-util-scripts python3-gfal2-util python3-gfal2 gfal2-plugin-file # the gfal2 plugin, its tests
 )
 
 missing=()
