@@ -3,7 +3,8 @@
 # the binaries, libferry.so.0 exporting the public API only, the headers,
 # a libferry.pc that builds docs/examples/hello_ferry.c (which then runs a
 # loopback session through the installed library), the man pages with a
-# page for every function, and a systemd unit that systemd-analyze accepts.
+# page for every function, a systemd unit that systemd-analyze accepts, and
+# the gfal2 plugin where gfal2 looks for it.
 # The build directory is only read (meson install --no-rebuild).
 . "$(dirname "$0")/lib.sh"
 
@@ -45,6 +46,19 @@ nm -D --defined-only "$lib.0" | awk '$2 != "A" {print $3}' | sed 's/@.*//' >"$T/
 if grep '^ferry__' "$T/syms"; then fail "libferry.so exports internal ferry__ names (above)"; fi
 if grep -v '^ferry_' "$T/syms"; then fail "libferry.so exports names outside ferry_ (above)"; fi
 note "libferry.so.0 exports $(wc -l <"$T/syms") symbols, all ferry_*, no ferry__"
+
+# The gfal2 plugin, where gfal2 looks (LIBDIR/gfal2-plugins), exporting
+# its entry point only, with its configuration (SYSCONFDIR/gfal2.d).
+if [ -f "$BUILD/apps/gfal2/libgfal_plugin_ferry.so" ]; then
+	plug=$DEST$LIBDIR/gfal2-plugins/libgfal_plugin_ferry.so
+	[ -f "$plug" ] || fail "the gfal2 plugin is not installed in $LIBDIR/gfal2-plugins"
+	nm -D --defined-only "$plug" | awk '$2 != "A" {print $3}' >"$T/psyms"
+	[ "$(cat "$T/psyms")" = gfal_plugin_init ] ||
+		fail "the gfal2 plugin exports more than gfal_plugin_init: $(tr '\n' ' ' <"$T/psyms")"
+	find "$DEST" -path '*gfal2.d/ferry_plugin.conf' | grep -q . ||
+		fail "ferry_plugin.conf is not installed in gfal2.d"
+	note "gfal2 plugin installed, exporting gfal_plugin_init only"
+fi
 
 # Headers.
 for h in "$SRC"/include/ferry/*.h; do
