@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +65,13 @@ const char help_cp[] =
 "  -v, --verbose         debug messages from the library\n"
 "  -h, --help            this text\n"
 "\n"
+"Interrupted (SIGINT, SIGTERM), it stops the copy, on the source daemon\n"
+"too; what arrived verified is kept beside the target, and the same\n"
+"command resumes from there.\n"
+"\n"
 "Exit status: 0 when every file arrived verified, 1 when any failed (each\n"
-"is printed, with the daemon's reason), 2 on bad usage.\n"
+"is printed, with the daemon's reason) or the copy was interrupted, 2 on\n"
+"bad usage.\n"
 "\n"
 "Examples:\n"
 "  ferry cp run42.root ferry://dtn1/atlas/in/\n"
@@ -77,6 +84,16 @@ struct side {
 	char port[FERRY_PUSH_PORT_MAX + 1];
 	char path[FERRY_DEST_MAX];
 };
+
+/* SIGINT / SIGTERM: stop the copy (the source daemon too), keep what
+ * was verified for a rerun. */
+static atomic_bool cancelled;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&cancelled, true);
+}
 
 struct cp_out {
 	bool quiet, tty;
@@ -359,6 +376,10 @@ int cmd_cp(int argc, char **argv)
 	}
 	if (plan(src, n, &dst, &c.o, &cp, srcs, names, dest, sizeof(dest)))
 		goto out;
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	c.o.cancel = &cancelled;
 	err = run(src, &dst, &c.o, &cp, why, sizeof(why));
 	if (co.tty && !c.quiet)
 		fputs("\r\033[K", stdout);

@@ -7,7 +7,9 @@
  *                         the destination daemon (ferry__remote_tpc)
  *
  * gfal2's transfer parameters map as: streams -> ferry streams; timeout
- * -> ferry's connect/handshake/stall limit when it is the smaller one;
+ * -> ferry's connect/handshake/stall limit when it is the smaller one, and
+ * the whole copy's deadline, checked at each progress report (as is
+ * gfal2_cancel, which also stops a copy waiting between reports);
  * replace_existing_file -> force (without it an existing destination is
  * EEXIST before anything moves); create_parent_dir -> mkdir -p of the
  * destination's directory; the checksum mode and type -> the session's
@@ -15,6 +17,7 @@
  * returns, compared with the user's expected value when one was given.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +53,10 @@ struct copy {
 	struct _gfalt_transfer_status st;
 	uint64_t bytes;                  /* push: sum of the intervals */
 	gint64 t0;                       /* the transfer's start, in us */
+	gint64 deadline;                 /* gfal2's timeout, monotonic us;
+					    0: none */
+	atomic_bool cancel;              /* gfal2_cancel, or past deadline */
+	bool timed_out;
 	bool have_result;
 	int status;
 	uint32_t adler32, crc32c;
@@ -88,6 +95,11 @@ static void event(struct copy *cp, gfal_event_side_t side, GQuark stage,
 static void monitor(struct copy *cp, uint64_t bytes, double elapsed,
 		    uint64_t rate)
 {
+	/* the whole copy's timeout: stop at the next progress report */
+	if (cp->deadline && g_get_monotonic_time() > cp->deadline) {
+		cp->timed_out = true;
+		atomic_store(&cp->cancel, true);
+	}
 	cp->st.status = 0;
 	cp->st.bytes_transfered = (size_t)bytes;
 	cp->st.transfer_time = (time_t)elapsed;
@@ -139,6 +151,8 @@ static int read_params(struct copy *cp, GError **err)
 							       FERRY_MAX_STREAMS;
 	if (timeout > 0 && timeout * 1000 < (guint64)cp->fo.o.timeout_ms)
 		cp->fo.o.timeout_ms = (int)(timeout * 1000);
+	if (timeout > 0)
+		cp->deadline = g_get_monotonic_time() + (gint64)timeout * 1000000;
 	cp->force = gfalt_get_replace_existing_file(cp->params, NULL);
 	cp->parent = gfalt_get_create_parent_dir(cp->params, NULL);
 	cp->strict = gfalt_get_strict_copy_mode(cp->params, NULL);
@@ -411,6 +425,16 @@ static int prepare(struct copy *cp, GError **err)
 	return check_remote_dest(cp, err);
 }
 
+/* gfal2_cancel from another thread: the copy stops (a push at once, a
+ * pull or third-party copy at the source's next marker). */
+static void on_cancel(gfal2_context_t ctx, void *arg)
+{
+	struct copy *cp = arg;
+
+	(void)ctx;
+	atomic_store(&cp->cancel, true);
+}
+
 int fg_copy(plugin_handle h, gfal2_context_t ctx, gfalt_params_t params,
 	    const char *src, const char *dst, GError **err)
 {
@@ -420,6 +444,7 @@ int fg_copy(plugin_handle h, gfal2_context_t ctx, gfalt_params_t params,
 		[COPY_TPC] = "third-party copy",
 	};
 	struct copy *cp = g_new0(struct copy, 1);
+	gfal_cancel_token_t tok;
 	char why[512] = "";
 	int rc = -1;
 
@@ -443,7 +468,16 @@ int fg_copy(plugin_handle h, gfal2_context_t ctx, gfalt_params_t params,
 	      "%s => %s (%s, %u streams)", src, dst, kinds[cp->kind],
 	      cp->fo.o.streams);
 	cp->t0 = g_get_monotonic_time();
+	cp->fo.o.cancel = &cp->cancel;
+	tok = gfal2_register_cancel_callback(ctx, on_cancel, cp);
 	rc = run(cp, why, sizeof(why));
+	gfal2_remove_cancel_callback(ctx, tok);
+	if (rc == -ECANCELED && cp->timed_out) {
+		rc = -ETIMEDOUT;
+		snprintf(why, sizeof(why),
+			 "the copy took longer than its timeout (%llu s)",
+			 (unsigned long long)gfalt_get_timeout(params, NULL));
+	}
 	if (rc == 0 && cp->have_result && cp->status)
 		rc = cp->status > 0 ? -cp->status : cp->status;
 	if (rc) {

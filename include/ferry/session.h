@@ -9,6 +9,7 @@
 #ifndef FERRY_SESSION_H
 #define FERRY_SESSION_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,11 @@ struct ferry_opts {
 	double interval;       /* seconds between interval callbacks; 0 off */
 	ferry_interval_fn on_interval;
 	void *arg;
+	atomic_bool *cancel;   /* sender: when it turns true (any thread, or
+				  on_interval), the data phase stops within
+				  20 ms and the call fails with -ECANCELED;
+				  the receiver keeps what was verified, so
+				  the same send resumes. NULL: never */
 };
 
 /* Fill o with the defaults above. */

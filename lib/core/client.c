@@ -185,6 +185,11 @@ static int loop(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
 		int n = poll(pf, h->wake_fd >= 0 ? 2 : 1,
 			     ferry__pipe_next_tick_ms(p, o));
 		ferry__pipe_tick(p, o, rep, false);
+		if (o->cancel && atomic_load(o->cancel)) {
+			ferry__why(why, whylen, "cancelled");
+			err = -ECANCELED;
+			break;
+		}
 		if (n > 0 && h->wake_fd >= 0 && (pf[1].revents & POLLIN)) {
 			err = h->work(h->ctx, fd, why, whylen);
 			if (err)

@@ -9,10 +9,13 @@
  * token the client passed (wrapped under this connection's key), never
  * with a key of its own. While the session runs, the client gets a
  * MARKER every marker_ms; at the end, every file's result and a final
- * REPLY LAST (all published) or ERROR (the first failure).
+ * REPLY LAST (all published) or ERROR (the first failure). A client that
+ * goes away (a marker cannot be sent) stops the session.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,7 @@ struct push_run {
 	int fd;                     /* the client's control connection */
 	int timeout_ms;
 	bool client_gone;
+	atomic_bool cancel;         /* the client went away: stop sending */
 	uint64_t bytes, total;
 	uint64_t t0_ns;
 	uint32_t files_done, files_total;
@@ -60,8 +64,12 @@ static void send_marker(struct push_run *pr, uint64_t rate)
 		.files_done = pr->files_done,
 		.files_total = pr->files_total,
 	};
-	if (ferry__ctrl_send(pr->fd, m, pr->timeout_ms))
-		pr->client_gone = true; /* the session still ends cleanly */
+	if (ferry__ctrl_send(pr->fd, m, pr->timeout_ms)) {
+		/* nobody waits for these files: stop (the receiver keeps what
+		 * arrived, so the same copy resumes) */
+		pr->client_gone = true;
+		atomic_store(&pr->cancel, true);
+	}
 	free(m);
 }
 
@@ -69,8 +77,16 @@ static void on_interval(const struct ferry_report *r,
 			const struct ferry_interval *iv, void *arg)
 {
 	struct push_run *pr = arg;
+	struct pollfd pf = { .fd = pr->fd, .events = POLLIN };
 	double dt = iv->end - iv->start;
 
+	/* the client says nothing while it waits: anything readable is its
+	 * connection closing */
+	if (poll(&pf, 1, 0) > 0) {
+		pr->client_gone = true;
+		atomic_store(&pr->cancel, true);
+		return;
+	}
 	pr->bytes += iv->bytes;
 	if (r->bytes_total)
 		pr->total = r->bytes_total;
@@ -199,6 +215,7 @@ static void push_opts(struct ferry_opts *so, const struct ferry_opts *o,
 		so->interval = MARKER_MS_MIN / 1000.0;
 	so->on_interval = on_interval;
 	so->arg = pr;
+	so->cancel = &pr->cancel;
 }
 
 int ferry__push_serve(struct ferry__daemon *d, const struct ferry__who *who,

@@ -61,6 +61,19 @@ int ferry__remote_call(struct ferry__conn *c, uint32_t op, const char *path,
 		       size_t len, struct ferry_msg *m, char *why,
 		       size_t whylen)
 {
+	int err = ferry__remote_send(c, op, path, flags, arg, data, len, m,
+				     why, whylen);
+
+	if (err)
+		return err;
+	return ferry__remote_answer(c, op, m, c->timeout_ms, why, whylen);
+}
+
+int ferry__remote_send(struct ferry__conn *c, uint32_t op, const char *path,
+		       uint32_t flags, uint64_t arg, const void *data,
+		       size_t len, struct ferry_msg *m, char *why,
+		       size_t whylen)
+{
 	int err;
 
 	if (strlen(path) >= sizeof(m->u.req.path) ||
@@ -80,12 +93,10 @@ int ferry__remote_call(struct ferry__conn *c, uint32_t op, const char *path,
 	if (len)
 		memcpy(m->u.req.data, data, len);
 	err = ferry__ctrl_send(c->fd, m, c->timeout_ms);
-	if (err) {
+	if (err)
 		ferry__why(why, whylen, "%s: sending the request: %s", c->peer,
 			   ferry_strerror(err));
-		return err;
-	}
-	return ferry__remote_answer(c, op, m, c->timeout_ms, why, whylen);
+	return err;
 }
 
 int ferry__remote_answer(struct ferry__conn *c, uint32_t op,

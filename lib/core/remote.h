@@ -55,6 +55,11 @@ int ferry__remote_call(struct ferry__conn *c, uint32_t op, const char *path,
 int ferry__remote_answer(struct ferry__conn *c, uint32_t op,
 			 struct ferry_msg *m, int timeout_ms, char *why,
 			 size_t whylen);
+/* The first half of ferry__remote_call: send the REQ (m is scratch). */
+int ferry__remote_send(struct ferry__conn *c, uint32_t op, const char *path,
+		       uint32_t flags, uint64_t arg, const void *data,
+		       size_t len, struct ferry_msg *m, char *why,
+		       size_t whylen);
 
 /* A checksum request waits at least this long (the daemon reads the
  * whole file). */
@@ -107,7 +112,9 @@ struct ferry__copy {
 };
 
 /* o: the client's options (key, key_name, transport, streams, timeout;
- * push: o->on_interval for progress). rep (push) may be NULL.
+ * push: o->on_interval for progress). rep (push) may be NULL. o->cancel
+ * stops any of them: a push at once, a pull or third-party copy when the
+ * source daemon sends its next marker (it sees the client gone).
  * Return 0 when every file arrived verified, else a negative error with
  * why (the first failure; every file's result also reaches on_file). */
 int ferry__remote_push(const char *host, const char *port,

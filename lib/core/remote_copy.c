@@ -189,6 +189,34 @@ static int push_spec(struct ferry_push_spec *ps, struct ferry__conn *src,
 	return ferry__ctrl_wrap(src->wrap, token, secret->bytes, ps->secret);
 }
 
+/* Wait until the daemon says something, at most wait_ms (< 0: no limit),
+ * watching o->cancel: cancelled, this side closes the connection and the
+ * daemon stops at its next marker. */
+static int wait_answer(struct ferry__conn *c, const struct ferry_opts *o,
+		       int wait_ms, char *why, size_t whylen)
+{
+	uint64_t until = ferry__now_ns() + (uint64_t)wait_ms * 1000000ull;
+
+	for (;;) {
+		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+		int n = poll(&pf, 1, 200);
+
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (o->cancel && atomic_load(o->cancel)) {
+			ferry__why(why, whylen, "cancelled");
+			return -ECANCELED;
+		}
+		if (wait_ms >= 0 && ferry__now_ns() >= until) {
+			ferry__why(why, whylen, "%s: no progress for %d s",
+				   c->peer, wait_ms / 1000);
+			return -FERRY_ETIMEOUT;
+		}
+	}
+}
+
 int ferry__remote_push_req(struct ferry__conn *src, const char *dst_host,
 			   const char *dst_port, const struct ferry_opts *o,
 			   const char *token, const struct ferry_key *secret,
@@ -219,8 +247,13 @@ int ferry__remote_push_req(struct ferry__conn *src, const char *dst_host,
 			   "too many files for one request (over %d bytes of names); copy them in parts",
 			   FERRY_REQ_DATA_MAX);
 	if (!err)
-		err = ferry__remote_call(src, FERRY_REQ_PUSH, "", 0, 0, buf, len,
+		err = ferry__remote_send(src, FERRY_REQ_PUSH, "", 0, 0, buf, len,
 					 m, why, whylen);
+	if (!err)
+		err = wait_answer(src, o, wait_ms, why, whylen);
+	if (!err)
+		err = ferry__remote_answer(src, FERRY_REQ_PUSH, m,
+					   src->timeout_ms, why, whylen);
 	while (!err) {
 		if (m->type == FERRY_MSG_MARKER) {
 			marker_of(&m->u.marker, &mk);
@@ -238,8 +271,10 @@ int ferry__remote_push_req(struct ferry__conn *src, const char *dst_host,
 			if (m->u.reply.flags & FERRY_REPLY_LAST)
 				break;
 		}
-		err = ferry__remote_answer(src, FERRY_REQ_PUSH, m, wait_ms, why,
-					   whylen);
+		err = wait_answer(src, o, wait_ms, why, whylen);
+		if (!err)
+			err = ferry__remote_answer(src, FERRY_REQ_PUSH, m,
+						   src->timeout_ms, why, whylen);
 	}
 	if (!err && pw.first_err)
 		err = pw.first_err;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ferry cp against daemons (`ferry serve --exports`) on loopback: push,
 # pull and third-party copy of files, a directory pushed whole, renames,
-# overwrite only with -f, and the refusals a user meets: a missing source,
+# overwrite only with -f, an interrupted copy that stops the source daemon
+# too, and the refusals a user meets: a missing source,
 # an existing target, a read-only key, an unknown key name, a symlink out
 # of the export, bad URLs and bad daemon configurations. Every copy is
 # compared byte for byte; a refusal must leave nothing behind.
@@ -95,4 +96,24 @@ expect_fail 2 "drop --dir" $FERRY serve --exports $T/a.conf --dir $T -p $(free_p
 echo "key bad" >> $T/a.conf.tmp
 expect_fail 1 "a.conf.tmp:4" $FERRY serve --exports $T/a.conf.tmp -B 127.0.0.1 -p $(free_port)
 ls -aR $T/a $T/b $T/out | grep -q "ferry-part" && fail "a part file was left behind"
+
+note "interrupted: ferry cp stops the source daemon's push too"
+# a slow source (8 KiB socket buffers) so the copy is still running
+PS=$(free_port)
+$FERRY serve --exports $T/a.conf -B 127.0.0.1 -p $PS --sockbuf 8K >$T/s.out 2>$T/s.log &
+PIDS+=($!)
+wait_listen $PS
+truncate -s 2G $T/a/slow.dat
+timeout 60 $FERRY cp --marker 0.2 ferry://127.0.0.1:$PS/slow.dat $B/slow.dat >$T/int.out 2>&1 &
+cpid=$!
+for _ in $(seq 100); do grep -q " of " $T/int.out && break; sleep 0.1; done
+grep -q " of " $T/int.out || fail "no progress marker from the slow copy"
+kill -INT $cpid
+wait $cpid; rc=$?
+cat $T/int.out
+[ $rc -eq 1 ] || fail "interrupted ferry cp exited $rc, wanted 1"
+grep -q "cancelled" $T/int.out || fail "interrupted ferry cp did not say so"
+[ ! -e $T/b/slow.dat ] || fail "an interrupted copy was published"
+for _ in $(seq 50); do grep -q "cancelled" $T/s.log && break; sleep 0.1; done
+grep -q "failed: cancelled" $T/s.log || { cat $T/s.log; fail "the source daemon did not stop"; }
 echo PASS
