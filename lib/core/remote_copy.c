@@ -415,7 +415,14 @@ int ferry__remote_pull(const char *host, const char *port,
 	pthread_join(rx.th, NULL);
 	ferry_server_close(rx.srv);
 	/* the daemon's word covers the session; ours adds what it missed */
-	if (!err && rx.err) {
+	if (err == -FERRY_EPEER && rx.err == 1) {
+		char inner[512];
+
+		snprintf(inner, sizeof(inner), "%s", why);
+		ferry__why(why, whylen,
+			   "the daemon did not reach this host's receiver at %s port %s (a pull needs the daemon to connect back): %s",
+			   lhost, lport, inner);
+	} else if (!err && rx.err) {
 		err = rx.err == 1 ? -FERRY_EPROTO : rx.err;
 		ferry__why(why, whylen, "the local receiver: %s",
 			   rx.err == 1 ? "no session arrived" : rx.why);
