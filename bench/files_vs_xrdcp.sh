@@ -52,26 +52,19 @@
 # Example: SIZE_MB=1024 REPS=3 bench/files_vs_xrdcp.sh
 # shellcheck source=bench/lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
+# shellcheck source=bench/lib/files.sh
+. "$(dirname "$0")/lib/files.sh"
 
-SIZE_MB=${SIZE_MB:-1024}
-NFILES=${NFILES:-4}
-REPS=${REPS:-1}
+# (SIZE_MB, NFILES, REPS, QUIET_WAIT: bench/lib/files.sh)
 BENCH_T=${BENCH_T:-10}
-QUIET_WAIT=${QUIET_WAIT:-60}
 OUT=${OUT:-/tmp/files_vs_xrdcp.csv}
 XRDCP_TRIES=${XRDCP_TRIES:-2}
 FERRY_VARIANTS=${FERRY_VARIANTS:-}
 
-[[ "$SIZE_MB" =~ ^[1-9][0-9]*$ ]] || die "SIZE_MB must be a positive whole number of MiB"
-[[ "$NFILES" =~ ^[1-9][0-9]*$ ]] || die "NFILES must be a positive integer"
-[[ "$REPS" =~ ^[1-9][0-9]*$ ]] || die "REPS must be a positive integer"
+check_file_set_settings
 [[ "$BENCH_T" =~ ^[1-9][0-9]*$ ]] || die "BENCH_T must be a whole number of seconds"
-[[ "$QUIET_WAIT" =~ ^[0-9]+$ ]] || die "QUIET_WAIT must be a whole number of seconds"
 [[ "$XRDCP_TRIES" =~ ^[1-9][0-9]*$ ]] || die "XRDCP_TRIES must be a positive integer"
 
-SRC=/tmp/fx-src.$$
-DST=/tmp/fx-dst.$$
-MOUNTS=()
 XRD_PID=
 
 # report CSV [FAILURES]: the tables, from the CSV of a run (this one, or an
@@ -214,20 +207,10 @@ fi
 
 # shellcheck disable=SC2317 # called by the EXIT trap
 fx_cleanup() {
-	local m
 	[ -n "$XRD_PID" ] && kill -TERM "$XRD_PID" 2>/dev/null
 	# Every other process (ferry, xrdcp, xrootd and their timeout
 	# wrappers) is a job of this shell or lives in our namespaces.
-	bench_cleanup
-	for m in "${MOUNTS[@]:-}"; do
-		[ -n "$m" ] || continue
-		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null ||
-			echo "WARNING: could not unmount $m" >&2
-	done
-	for m in "$SRC" "$DST"; do
-		[ -d "$m" ] && ! mountpoint -q "$m" && rmdir "$m" 2>/dev/null
-	done
-	return 0
+	files_cleanup
 }
 trap fx_cleanup EXIT
 
@@ -256,43 +239,16 @@ id xrootd >/dev/null 2>&1 || die "no user xrootd (xrootd refuses to run as root;
 IFS=';' read -r -a VARIANTS <<<"$FERRY_VARIANTS"
 TOTAL_MB=$((SIZE_MB * NFILES))
 TOTAL_BYTES=$((TOTAL_MB * 1048576))
-# Memory: the source set and one copy of it live in RAM (tmpfs).
-avail_mb=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
-need_mb=$((2 * TOTAL_MB + 1024))
-[ "$avail_mb" -ge "$need_mb" ] ||
-	die "needs about $need_mb MiB of free memory (2 x $TOTAL_MB MiB on tmpfs + 1 GiB), $avail_mb MiB available: lower SIZE_MB"
+need_tmpfs_mem $TOTAL_MB
 
 # Limits: every copy gets 60 s plus 50 ms per MiB (20 MB/s, far below
 # anything seen here); the bench its time plus 30 s.
 COPY_LIMIT=$((60 + TOTAL_MB / 20))
 BENCH_LIMIT=$((BENCH_T + 30))
 
-# tail_err FILE: the last lines of a log, indented, for error messages.
-tail_err() { [ -s "$1" ] && tail -n 8 "$1" | sed 's/^/    /' >&2; }
-# why RC LIMIT: an exit status in words.
-why() {
-	case $1 in
-	124|137) echo "timed out after $2 s" ;;
-	*) echo "exit $1" ;;
-	esac
-}
-
 # --- tmpfs at both ends, and the file set --------------------------------
-mkdir "$SRC" "$DST" || die "mkdir $SRC $DST (left over from another run?)"
-mount -t tmpfs -o size=$((TOTAL_MB + 64))m,mode=755 fx-src "$SRC" || die "mount tmpfs on $SRC"
-MOUNTS+=("$SRC")
-mount -t tmpfs -o size=$((TOTAL_MB + 256))m,mode=755 fx-dst "$DST" || die "mount tmpfs on $DST"
-MOUNTS+=("$DST")
-
-note "making $NFILES x $SIZE_MB MiB of random data in $SRC"
-FILES=()
-for i in $(seq "$NFILES"); do
-	f=$SRC/f$i.dat
-	timeout -k 5 $((60 + SIZE_MB / 10)) head -c "${SIZE_MB}M" /dev/urandom >"$f" ||
-		die "could not write $f"
-	[ "$(stat -c %s "$f")" -eq $((SIZE_MB * 1048576)) ] || die "$f has the wrong size"
-	FILES+=("$f")
-done
+mount_pair_tmpfs fx $TOTAL_MB
+make_file_set "$NFILES" "$SIZE_MB" "$SRC"
 
 mkdir "$DST/ferry" "$DST/xrd" || die "mkdir below $DST"
 chown xrootd:xrootd "$DST/xrd" || die "chown xrootd $DST/xrd"
@@ -310,34 +266,15 @@ save_logs() {
 }
 
 # --- the XRootD server in B ----------------------------------------------
-XRD_PORT=1094
-XRD_HOME=$T/xrd          # config, log, admin and pid paths: xrootd's own
-mkdir -p "$XRD_HOME/adm" "$XRD_HOME/run" || die "mkdir $XRD_HOME"
-chmod 711 "$T"
-chown -R xrootd:xrootd "$XRD_HOME" || die "chown $XRD_HOME"
-cat >"$XRD_HOME/xrootd.cfg" <<EOF
-all.export $DST/xrd
-xrd.port $XRD_PORT
-all.adminpath $XRD_HOME/adm
-all.pidpath $XRD_HOME/run
-xrootd.chksum adler32
-EOF
-chmod 644 "$XRD_HOME/xrootd.cfg"
+# (XRD_PORT and XRD_HOME: bench/lib/files.sh)
+xrootd_config "$DST/xrd"
 # The server outlives every test: give it all of them, at their limits.
 XRD_LIMIT=$((REPS * (6 + ${#VARIANTS[@]}) * (COPY_LIMIT + QUIET_WAIT + 30) + 300))
 # start_xrootd: 1 when it did not come up (it has been seen to crash
 # while starting, once in many starts).
 start_xrootd() {
 	local p
-	ip netns exec "$NSB" timeout -k 5 $XRD_LIMIT \
-		runuser -u xrootd -- xrootd -c "$XRD_HOME/xrootd.cfg" -l "$XRD_HOME/xrootd.log" \
-		>>"$XRD_HOME/xrootd.out" 2>&1 &
-	wait_listen $XRD_PORT "$NSB" || {
-		tail_err "$XRD_HOME/xrootd.out"; tail_err "$XRD_HOME/xrootd.log"
-		kill -TERM $! 2>/dev/null
-		wait $!
-		return 1
-	}
+	xrootd_start $XRD_LIMIT || return 1
 	for p in $(ip netns pids "$NSB"); do
 		[ "$(cat /proc/"$p"/comm 2>/dev/null)" = xrootd ] && XRD_PID=$p
 	done
@@ -375,19 +312,6 @@ clear_dst() {
 	find "$DST/ferry" "$DST/xrd" -mindepth 1 -delete || die "could not empty $DST"
 }
 
-# verify DIR LABEL: every source file is in DIR, byte for byte.
-verify() {
-	local f n=0
-	for f in "${FILES[@]}"; do
-		cmp -s "$f" "$1/${f##*/}" || die "$2: ${f##*/} differs from its source (or is missing) in $1"
-		n=$((n + 1))
-	done
-	[ "$(find "$1" -mindepth 1 | wc -l)" -eq $n ] || {
-		find "$1" -mindepth 1 -printf '    %P %s\n' >&2
-		die "$2: unexpected extra files in $1"
-	}
-}
-
 # run_ferry_send REP LABEL [send options...]
 run_ferry_send() {
 	local rep=$1 label=$2; shift 2
@@ -414,13 +338,13 @@ run_ferry_send() {
 	post_test "$id"
 	if [ $src -ne 0 ]; then
 		tail_err "$T/$id.send.err"; tail_err "$T/$id.send.json"
-		die "ferry send $* failed ($(why $src $COPY_LIMIT))"
+		die "ferry send $* failed ($(why_rc $src $COPY_LIMIT))"
 	fi
 	if [ $rrc -ne 0 ]; then
 		tail_err "$T/$id.recv.err"
 		die "ferry recv --once --dir failed (exit $rrc) for send $*"
 	fi
-	verify "$DST/ferry" "ferry send $label"
+	verify_set "$DST/ferry" "ferry send $label"
 	echo "ferry send|$label|$rep|$T/$id" >>"$ROWS"
 }
 
@@ -449,7 +373,7 @@ run_ferry_bench() {
 	post_test "$id"
 	if [ $src -ne 0 ]; then
 		tail_err "$T/$id.send.err"
-		die "ferry bench -t $BENCH_T failed ($(why $src $BENCH_LIMIT))"
+		die "ferry bench -t $BENCH_T failed ($(why_rc $src $BENCH_LIMIT))"
 	fi
 	[ $rrc -ne 0 ] && { tail_err "$T/$id.recv.err"; die "ferry recv --once failed (exit $rrc) for ferry bench"; }
 	echo "ferry bench|default|$rep|$T/$id" >>"$ROWS"
@@ -479,14 +403,14 @@ xrdcp_once() {
 	post_test "$id"
 	if [ $src -ne 0 ]; then
 		tail_err "$T/$id.out"; tail_err "$T/$id.err"; tail_err "$XRD_HOME/xrootd.log"
-		save_logs "rep $rep: xrdcp --cksum adler32 $* failed ($(why $src $COPY_LIMIT))"
+		save_logs "rep $rep: xrdcp --cksum adler32 $* failed ($(why_rc $src $COPY_LIMIT))"
 		return 1
 	fi
 	# -d 1 logs one line per file whose end-to-end checksum was compared.
 	[ "$(grep -c 'Checksum verification: succeeded' "$T/$id.err")" -eq "$NFILES" ] || {
 		tail_err "$T/$id.err"; die "xrdcp $label: not every file's checksum was verified"
 	}
-	verify "$dir" "xrdcp $label"
+	verify_set "$dir" "xrdcp $label"
 	# The server's CPU for this copy, in /usr/bin/time's format.
 	awk -v a="$c0" -v b="$c1" 'BEGIN { printf "0 %.2f 0 0\n", b - a }' >"$T/$id.rtime"
 	echo "xrdcp|$label|$rep|$T/$id" >>"$ROWS"
@@ -495,12 +419,10 @@ xrdcp_once() {
 # run_xrdcp REP LABEL [xrdcp options...]: up to XRDCP_TRIES tries (the
 # server's checksum query fails now and then; every failure is reported).
 run_xrdcp() {
-	local try
-	for try in $(seq "$XRDCP_TRIES"); do
-		xrdcp_once "$@" && return 0
-		[ "$try" -lt "$XRDCP_TRIES" ] && note "trying again ($((try + 1))/$XRDCP_TRIES)"
+	TRY=0
+	until xrdcp_once "$@"; do
+		another_try "$XRDCP_TRIES" || die "xrdcp ${*:3} failed $XRDCP_TRIES times"
 	done
-	die "xrdcp ${*:3} failed $XRDCP_TRIES times"
 }
 
 # run_cp REP: the local floor: cp of the set from tmpfs to tmpfs, no
@@ -515,8 +437,8 @@ run_cp() {
 	wait $!
 	src=$?
 	post_test "$id"
-	[ $src -eq 0 ] || { tail_err "$T/$id.err"; die "cp failed ($(why $src $COPY_LIMIT))"; }
-	verify "$DST/ferry" "cp"
+	[ $src -eq 0 ] || { tail_err "$T/$id.err"; die "cp failed ($(why_rc $src $COPY_LIMIT))"; }
+	verify_set "$DST/ferry" "cp"
 	echo "0 0 0 0" >"$T/$id.rtime"
 	echo "cp|local|$rep|$T/$id" >>"$ROWS"
 }
