@@ -107,6 +107,12 @@ int ferry__remote_answer(struct ferry__conn *c, uint32_t op,
 
 	if (err == -FERRY_EPEER)
 		return ferry__peer_error(m, c->host, why, whylen);
+	if (err == -FERRY_ECLOSED) {
+		ferry__why(why, whylen,
+			   "%s: the daemon went away before it answered (its log says why)",
+			   c->peer);
+		return err;
+	}
 	if (err) {
 		ferry__why(why, whylen, "%s: waiting for the answer: %s",
 			   c->peer, ferry_strerror(err));
