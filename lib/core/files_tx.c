@@ -430,6 +430,19 @@ static void ftx_free(struct ferry__ftx *t)
 	ferry__manifest_free(&t->m);
 }
 
+/* No bigger a ring than the files can fill: a 10 MB file does not need
+ * 64 slots of 4 MiB on each side (allocating and pinning them costs more
+ * than sending it). At least one slot per stream, a multiple of streams. */
+static unsigned ring_slots(const struct ferry_opts *o, uint64_t total)
+{
+	uint64_t need = (total + o->chunk_size - 1) / o->chunk_size;
+
+	if (need < o->streams)
+		need = o->streams;
+	need = (need + o->streams - 1) / o->streams * o->streams;
+	return need < o->slots ? (unsigned)need : o->slots;
+}
+
 int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	       const struct ferry_send_spec *spec, struct ferry_report *rep,
 	       char *why, size_t whylen)
@@ -443,6 +456,7 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	struct ferry__hooks h = { .work = tx_work, .msg = tx_msg,
 				  .settled = tx_settled, .ctx = &c };
 	struct ferry_xport_attr xa = { 0 };
+	struct ferry_opts so;
 	int fd = -1, err;
 
 	memset(rep, 0, sizeof(*rep));
@@ -458,6 +472,9 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	err = ftx_init(&t, spec, o->chunk_size, why, whylen);
 	if (err)
 		goto out;
+	so = *o;
+	so.slots = ring_slots(o, t.m.total_bytes);
+	o = &so;
 	rep->files_total = t.m.n_files;
 	rep->bytes_total = t.m.total_bytes;
 	h.wake_fd = t.q.efd;
