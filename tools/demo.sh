@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # make demo: real, authenticated local sessions over loopback: a
-# memory-to-memory bench, then a generated dataset sent as files and
-# verified.
+# memory-to-memory bench, a generated dataset sent as files and verified,
+# then two daemons with exports files and a third-party copy between
+# them with ferry cp.
 set -euo pipefail
 build=${1:-build}
 ferry=$build/apps/ferry/ferry
 tmp=$(mktemp -d /tmp/ferry-demo.XXXXXX)
 rpid=
+dpids=()
 cleanup() {
 	[ -n "$rpid" ] && kill "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null
+	for p in "${dpids[@]:-}"; do
+		[ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 port=$((20000 + RANDOM % 40000))
 wait_port() {
+	local port=${1:-$port}
 	for _ in $(seq 100); do
 		ss -Hltn "sport = :$port" | grep -q . && return 0
 		sleep 0.05
@@ -61,3 +67,23 @@ rpid=
 echo
 echo "== what the receiver printed"
 cat "$tmp/recv.err" "$tmp/recv.out"
+
+echo
+echo "== 3. two daemons (ferry serve --exports) and a third-party copy between them"
+mkdir -p "$tmp/dtn1" "$tmp/dtn2"
+cp "$tmp/key" "$tmp/demo.key"
+for d in dtn1 dtn2; do
+	printf 'root %s\nkey demo %s rights all paths /\n' "$tmp/$d" "$tmp/demo.key" >"$tmp/$d.conf"
+done
+p1=$((port + 1)); p2=$((port + 2))
+"$ferry" serve --exports "$tmp/dtn1.conf" -B 127.0.0.1 -p $p1 -q >/dev/null 2>&1 &
+dpids+=($!)
+"$ferry" serve --exports "$tmp/dtn2.conf" -B 127.0.0.1 -p $p2 -q >/dev/null 2>&1 &
+dpids+=($!)
+wait_port $p1; wait_port $p2
+echo "== ferry cp --key demo.key events-000.root ferry://127.0.0.1:$p1/run1/   (push)"
+"$ferry" cp --key "$tmp/demo.key" -i 0 "$src/run1/raw/events-000.root" "ferry://127.0.0.1:$p1/run1/"
+echo "== ferry cp --key demo.key ferry://127.0.0.1:$p1/run1/events-000.root ferry://127.0.0.1:$p2/copy/   (third-party)"
+"$ferry" cp --key "$tmp/demo.key" "ferry://127.0.0.1:$p1/run1/events-000.root" "ferry://127.0.0.1:$p2/copy/"
+cmp "$src/run1/raw/events-000.root" "$tmp/dtn2/copy/events-000.root" &&
+	echo "== the copy on dtn2 is byte-identical; it went daemon to daemon with a one-time token"
