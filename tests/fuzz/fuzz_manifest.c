@@ -18,20 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "core/files.h"
 #include "ferry/error.h"
 #include "io/manifest.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n",         \
-				__FILE__, __LINE__, #cond);                  \
-			abort();                                             \
-		}                                                            \
-	} while (0)
 
 /* The rules of io/manifest.h, written again without strchr/strnlen. */
 static bool ref_path_ok(const uint8_t *p, size_t len)

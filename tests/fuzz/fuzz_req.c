@@ -13,20 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "ctrl/req.h"
 #include "ferry/error.h"
 #include "io/manifest.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n",         \
-				__FILE__, __LINE__, #cond);                  \
-			abort();                                             \
-		}                                                            \
-	} while (0)
 
 /* Inputs are at most 1 MiB (replay.c); they encode back to as much. */
 static uint8_t out[1 << 20];

@@ -23,20 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "ferry/error.h"
 #include "xport/uroce/rc.h"
 #include "xport/uroce/wire.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n",         \
-				__FILE__, __LINE__, #cond);                  \
-			abort();                                             \
-		}                                                            \
-	} while (0)
 
 /* Keep in step with gen_seeds.py. */
 #define QPN 0x000123u       /* this (receiving) QP */
