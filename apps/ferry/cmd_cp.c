@@ -34,9 +34,11 @@ const char help_cp[] =
 "                     through this host; progress comes back as markers.\n"
 "With several SRCs, or a DST that ends in '/' or is an existing directory,\n"
 "each SRC lands in DST under its own name; otherwise DST is the new name.\n"
-"Sources on a daemon are files (directories: push only). Every file is\n"
-"verified end to end (crc32c per chunk, the whole-file checksum on both\n"
-"sides) and published under its name only when it matches.\n"
+"A directory is copied with everything below it (on a daemon: its files;\n"
+"directories without files are not made). Every file is verified end to\n"
+"end (crc32c per chunk, the whole-file checksum on both sides) and\n"
+"published under its name only when it matches. Many files go in\n"
+"batches of up to 256, each its own session (and token).\n"
 "\n"
 "Options:\n"
 "  -f, --force           replace existing targets (default: refuse)\n"
@@ -233,6 +235,103 @@ static int plan(struct side *src, size_t n, const struct side *dst,
 	return 0;
 }
 
+/* Remote sources with their directories expanded into files. */
+struct expand {
+	char **src, **names;
+	size_t n, cap;
+	const char *top_src, *top_name; /* the directory being walked */
+};
+
+static int expand_add(struct expand *x, char *src, char *name)
+{
+	if (!src || !name)
+		goto nomem;
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 64;
+		char **v = realloc(x->src, cap * sizeof(*v));
+
+		if (!v)
+			goto nomem;
+		x->src = v;
+		v = realloc(x->names, cap * sizeof(*v));
+		if (!v)
+			goto nomem;
+		x->names = v;
+		x->cap = cap;
+	}
+	x->src[x->n] = src;
+	x->names[x->n++] = name;
+	return 0;
+nomem:
+	free(src);
+	free(name);
+	return -ENOMEM;
+}
+
+static int expand_file(void *arg, const char *rel, uint64_t size)
+{
+	struct expand *x = arg;
+	char *s = NULL, *n = NULL;
+
+	(void)size;
+	if (asprintf(&s, "%s/%s", x->top_src, rel) < 0)
+		s = NULL;
+	if (asprintf(&n, "%s/%s", x->top_name, rel) < 0)
+		n = NULL;
+	return expand_add(x, s, n);
+}
+
+static void expand_free(struct expand *x)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		free(x->src[i]);
+		free(x->names[i]);
+	}
+	free(x->src);
+	free(x->names);
+}
+
+/* A directory on the source daemon becomes the files below it, each
+ * under the directory's name; files stay as they are. */
+static int expand_remote(const struct side *src, const struct ferry_opts *o,
+			 struct ferry__copy *cp, struct expand *x)
+{
+	struct ferry_rstat st;
+	struct ferry__conn c;
+	char why[512] = "";
+	int err;
+
+	err = ferry__remote_open(src->host, src->port, o, &c, why, sizeof(why));
+	for (size_t i = 0; !err && i < cp->n; i++) {
+		err = ferry__remote_stat(&c, cp->src[i], &st, why, sizeof(why));
+		if (err)
+			break;
+		if (st.type != FERRY_ENTRY_DIR) {
+			err = expand_add(x, strdup(cp->src[i]),
+					 strdup(cp->names[i]));
+			continue;
+		}
+		x->top_src = cp->src[i];
+		x->top_name = cp->names[i];
+		err = ferry__remote_walk(&c, cp->src[i], expand_file, x, why,
+					 sizeof(why));
+	}
+	ferry__remote_close(&c);
+	if (!err && !x->n) {
+		snprintf(why, sizeof(why), "nothing to copy: no files below %s",
+			 cp->src[0]);
+		err = -ENOENT;
+	}
+	if (err) {
+		fprintf(stderr, "ferry cp: %s\n", why[0] ? why : ferry_strerror(err));
+		return err;
+	}
+	cp->n = x->n;
+	cp->src = x->src;
+	cp->names = x->names;
+	return 0;
+}
+
 static int run(const struct side *src, const struct side *dst,
 	       struct ferry_opts *o, struct ferry__copy *cp, char *why,
 	       size_t whylen)
@@ -308,6 +407,7 @@ int cmd_cp(int argc, char **argv)
 				  .arg = &co };
 	struct cli_common c;
 	struct ferry_key key;
+	struct expand x = { 0 };
 	struct side *src = NULL, dst;
 	char **srcs = NULL, **names = NULL, dest[FERRY_DEST_MAX];
 	char why[1024] = "";
@@ -376,6 +476,8 @@ int cmd_cp(int argc, char **argv)
 	}
 	if (plan(src, n, &dst, &c.o, &cp, srcs, names, dest, sizeof(dest)))
 		goto out;
+	if (src[0].remote && expand_remote(&src[0], &c.o, &cp, &x))
+		goto out;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -391,6 +493,7 @@ int cmd_cp(int argc, char **argv)
 usage:
 	ret = 2;
 out:
+	expand_free(&x);
 	for (size_t i = 0; names && i < n; i++)
 		free(names[i]);
 	free(names);

@@ -51,8 +51,9 @@ struct ferry_send_spec {
 	char *const *paths;    /* files and directories to send */
 	size_t n_paths;
 	char *const *names;    /* NULL, or a name for each path: it lands as
-				  names[i] below dest instead of under its
-				  own basename */
+				  names[i] (a relative path; missing
+				  directories are made) below dest instead
+				  of under its own basename */
 	const char *dest;      /* directory below the receiver's --dir */
 	enum ferry_cksum cksum;
 	bool force;            /* replace existing targets */

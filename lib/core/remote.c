@@ -193,6 +193,76 @@ int ferry__remote_list(struct ferry__conn *c, const char *path,
 	return err ? err : stop;
 }
 
+struct walk_ctx {
+	struct ferry_manifest m; /* one directory's children */
+};
+
+static int walk_collect(void *arg, const struct ferry_entry *e)
+{
+	struct walk_ctx *w = arg;
+
+	return ferry__manifest_add(&w->m, e->path, NULL, e->type, e->mode,
+				   e->size, e->mtime_ns);
+}
+
+/* rel: dir's path below the walk's top ("" at the top), in a buffer of
+ * FERRY_PATH_MAX that each level extends and restores. */
+static int walk_dir(struct ferry__conn *c, const char *top, char *rel,
+		    int depth,
+		    int (*fn)(void *arg, const char *rel, uint64_t size),
+		    void *arg, char *why, size_t whylen)
+{
+	struct walk_ctx w;
+	char path[FERRY_PATH_MAX + FERRY_DEST_MAX];
+	size_t rl = strlen(rel);
+	int err;
+
+	if (depth > 128) {
+		ferry__why(why, whylen, "%s/%s: directories nested too deep",
+			   top, rel);
+		return -ELOOP;
+	}
+	snprintf(path, sizeof(path), "%s%s%s", top, rl ? "/" : "", rel);
+	ferry__manifest_init(&w.m);
+	err = ferry__remote_list(c, path, walk_collect, &w, why, whylen);
+	for (size_t i = 0; !err && i < w.m.n; i++) {
+		const struct ferry_entry *e = &w.m.e[i];
+
+		if (rl + 1 + strlen(e->path) >= FERRY_PATH_MAX) {
+			ferry__why(why, whylen, "%s/%s/%s: path too long", top,
+				   rel, e->path);
+			err = -ENAMETOOLONG;
+			break;
+		}
+		snprintf(rel + rl, FERRY_PATH_MAX - rl, "%s%s",
+			 rl ? "/" : "", e->path);
+		if (e->type == FERRY_ENTRY_FILE)
+			err = fn(arg, rel, e->size);
+		else if (e->type == FERRY_ENTRY_DIR)
+			err = walk_dir(c, top, rel, depth + 1, fn, arg, why,
+				       whylen);
+		rel[rl] = '\0';
+	}
+	ferry__manifest_free(&w.m);
+	return err;
+}
+
+int ferry__remote_walk(struct ferry__conn *c, const char *dir,
+		       int (*fn)(void *arg, const char *rel, uint64_t size),
+		       void *arg, char *why, size_t whylen)
+{
+	char rel[FERRY_PATH_MAX] = "";
+	char top[FERRY_DEST_MAX];
+	size_t l;
+
+	snprintf(top, sizeof(top), "%s", dir);
+	while ((l = strlen(top)) > 1 && top[l - 1] == '/')
+		top[l - 1] = '\0';
+	if (!strcmp(top, "/"))
+		top[0] = '\0';
+	return walk_dir(c, top, rel, 0, fn, arg, why, whylen);
+}
+
 int ferry__remote_cksum(struct ferry__conn *c, const char *path,
 			enum ferry_cksum kind, uint32_t *value, char *why,
 			size_t whylen)

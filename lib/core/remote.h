@@ -75,6 +75,13 @@ int ferry__remote_stat(struct ferry__conn *c, const char *path,
 int ferry__remote_list(struct ferry__conn *c, const char *path,
 		       int (*fn)(void *arg, const struct ferry_entry *e),
 		       void *arg, char *why, size_t whylen);
+/* Every file below dir on the daemon, depth first, names sorted: fn gets
+ * its path relative to dir and its size; a non-zero return stops the walk
+ * and is returned. The daemon lists no symlinks or special files, and a
+ * directory without files shows nothing. */
+int ferry__remote_walk(struct ferry__conn *c, const char *dir,
+		       int (*fn)(void *arg, const char *rel, uint64_t size),
+		       void *arg, char *why, size_t whylen);
 int ferry__remote_cksum(struct ferry__conn *c, const char *path,
 			enum ferry_cksum kind, uint32_t *value, char *why,
 			size_t whylen);
@@ -99,7 +106,7 @@ struct ferry__copy {
 	size_t n;
 	char *const *src;      /* push: local paths; pull, tpc: files on
 				  the source daemon (export-relative) */
-	char *const *names;    /* one path component each */
+	char *const *names;    /* relative paths below dest */
 	const char *dest;      /* push, tpc: export-relative directory on the
 				  destination daemon; pull: a local
 				  directory */

@@ -384,9 +384,59 @@ static int pull_listen(struct ferry__conn *c, const struct ferry_opts *o,
 	return 0;
 }
 
+/* One PUSH request carries at most this much: many files go in batches,
+ * each its own request (and, for a third-party copy, its own token). */
+#define BATCH_FILES 256
+#define BATCH_BYTES 16000 /* src + name bytes: the request stays well
+			     under FERRY_REQ_DATA_MAX with any dest */
+
+static size_t batch_end(const struct ferry__copy *cp, size_t from)
+{
+	size_t end = from, bytes = 0;
+
+	while (end < cp->n && end - from < BATCH_FILES) {
+		bytes += strlen(cp->src[end]) + strlen(cp->names[end]) + 4;
+		if (bytes > BATCH_BYTES && end > from)
+			break;
+		end++;
+	}
+	return end;
+}
+
+static struct ferry__copy sub_copy(const struct ferry__copy *cp, size_t from,
+				   size_t end)
+{
+	struct ferry__copy sub = *cp;
+
+	sub.n = end - from;
+	sub.src = cp->src + from;
+	sub.names = cp->names + from;
+	return sub;
+}
+
+static int pull_batch(const char *host, const char *port,
+		      const struct ferry_opts *o, const struct ferry__copy *cp,
+		      char *why, size_t whylen);
+
 int ferry__remote_pull(const char *host, const char *port,
 		       const struct ferry_opts *o, const struct ferry__copy *cp,
 		       char *why, size_t whylen)
+{
+	int err = 0;
+
+	for (size_t from = 0, end; !err && from < cp->n; from = end) {
+		struct ferry__copy sub;
+
+		end = batch_end(cp, from);
+		sub = sub_copy(cp, from, end);
+		err = pull_batch(host, port, o, &sub, why, whylen);
+	}
+	return err;
+}
+
+static int pull_batch(const char *host, const char *port,
+		      const struct ferry_opts *o, const struct ferry__copy *cp,
+		      char *why, size_t whylen)
 {
 	struct ferry__copy rcp = *cp;
 	struct ferry__conn c;
@@ -460,16 +510,25 @@ int ferry__remote_tpc(const char *src_host, const char *src_port,
 		}
 		sizes[i] = st.size;
 	}
-	if (!err)
-		err = ferry__remote_open(dst_host, dst_port, o, &cd, why, whylen);
-	if (!err)
-		err = ferry__remote_token(&cd, cp, sizes, 0, token, &k, &expiry,
-					  why, whylen);
-	ferry__remote_close(&cd);
-	if (!err)
-		err = ferry__remote_push_req(&cs, dst_host, dst_port, o, token,
-					     &k, cp, why, whylen);
-	OPENSSL_cleanse(&k, sizeof(k));
+	/* per batch: a token from the destination, a PUSH to the source */
+	for (size_t from = 0, end; !err && from < cp->n; from = end) {
+		struct ferry__copy sub;
+
+		end = batch_end(cp, from);
+		sub = sub_copy(cp, from, end);
+		err = ferry__remote_open(dst_host, dst_port, o, &cd, why,
+					 whylen);
+		if (!err)
+			err = ferry__remote_token(&cd, &sub, sizes + from, 0,
+						  token, &k, &expiry, why,
+						  whylen);
+		ferry__remote_close(&cd);
+		if (!err)
+			err = ferry__remote_push_req(&cs, dst_host, dst_port, o,
+						     token, &k, &sub, why,
+						     whylen);
+		OPENSSL_cleanse(&k, sizeof(k));
+	}
 	ferry__remote_close(&cs);
 	free(sizes);
 	return err;

@@ -50,7 +50,7 @@ int ferry__manifest_add(struct ferry_manifest *m, const char *path,
 struct ferry_walk_opts {
 	bool follow_symlinks; /* follow symlinks (default: refuse them) */
 	char *const *names;   /* NULL, or each argument's name in place of
-				 its basename: one path component */
+				 its basename: a relative path */
 };
 
 /* Walk the sender's arguments. A file argument becomes an entry named by

@@ -371,14 +371,16 @@ static int cmp_slots(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* A name the caller chose for an argument: one valid path component. */
+/* A name the caller chose for an argument: a valid relative path (the
+ * receiver makes its directories). */
 static int given_name(const char *arg, const char *name, char **out,
 		      char *why, size_t whylen)
 {
-	if (!ferry__path_valid(name) || strchr(name, '/')) {
+	if (!ferry__path_valid(name)) {
 		ferry__why(why, whylen,
-			   "%s: cannot arrive as '%s': a name is one path "
-			   "component, not empty, '.' or '..'", arg, name);
+			   "%s: cannot arrive as '%s': a name is a relative "
+			   "path without empty, '.' or '..' components", arg,
+			   name);
 		return -EINVAL;
 	}
 	*out = strdup(name);
