@@ -108,7 +108,8 @@ extern const struct ferry__dp_ops ferry__files_tx_dp;
 
 /* ---- receiver ---------------------------------------------------------- */
 struct frx_file {
-	pthread_mutex_t lock;  /* taken to open the part file, once */
+	pthread_mutex_t lock;  /* taken to open the part file, once, and
+				  around each write to it (files_rx_dp.c) */
 	int parentfd, partfd;
 	const char *base;      /* last path component (points into m) */
 	uint64_t n_chunks;
