@@ -57,6 +57,9 @@
 #               server does for XrdCl's end-to-end check)
 #   XROOTD_VARIANTS  the same for xrootd (default ";-n 4": the defaults, then
 #               4 XrdCl substreams)
+#   WARMUP      untimed copies of the set per tool before the timed ones
+#               (default 1; 0 for none): the first copy after the servers
+#               start ran up to 1.7x slower than the next ones, for both
 #   COPY_TRIES  tries per copy (default 2); every failed try is reported
 #   ONLY        "xrootd" or "ferry": run one half only (no ratio)
 #   FERRY_PLUGIN  the plugin (default $BUILD/apps/gfal2/libgfal_plugin_ferry.so)
@@ -87,6 +90,8 @@
 # (SIZE_MB, NFILES, REPS, QUIET_WAIT: bench/lib/files.sh)
 OUT=${OUT:-/tmp/gfal_copy.csv}
 COPY_TRIES=${COPY_TRIES:-2}
+WARMUP=${WARMUP:-1}
+[[ $WARMUP =~ ^[0-9]+$ ]] || die "WARMUP must be a number of copies (got '$WARMUP')"
 FERRY_VARIANTS=${FERRY_VARIANTS-;-n 8;-D FERRY:CHECKSUM_RECHECK=true}
 XROOTD_VARIANTS=${XROOTD_VARIANTS-;-n 4}
 ONLY=${ONLY:-}
@@ -217,7 +222,7 @@ need_tmpfs_mem $TOTAL_MB
 # Every copy gets 60 s plus 50 ms per MiB (20 MB/s, far below anything
 # seen here).
 COPY_LIMIT=$((60 + TOTAL_MB / 20))
-ncopies=$((REPS * (RUN_FERRY * ${#FVARS[@]} + RUN_XRD * ${#XVARS[@]})))
+ncopies=$(((REPS * ${#FVARS[@]} + WARMUP) * RUN_FERRY + (REPS * ${#XVARS[@]} + WARMUP) * RUN_XRD))
 # The daemons outlive every copy: give them all of them, at their limits.
 DAEMON_LIMIT=$((ncopies * COPY_TRIES * (COPY_LIMIT + QUIET_WAIT + 30) + 300))
 
@@ -419,6 +424,16 @@ run_copy() { # REP TOOL VARIANT: up to COPY_TRIES tries
 
 [ $RUN_FERRY -eq 1 ] && probe ferry
 [ $RUN_XRD -eq 1 ] && probe xrootd
+
+for ((w = 1; w <= WARMUP; w++)); do
+	for tool in ferry xrootd; do
+		{ [ $tool = ferry ] && [ $RUN_FERRY -eq 1 ]; } ||
+			{ [ $tool = xrootd ] && [ $RUN_XRD -eq 1 ]; } || continue
+		note "warm-up $w/$WARMUP: $tool gfal-copy -K ADLER32 (not counted)"
+		run_copy warmup $tool ""
+	done
+done
+[ -f "$ROWS" ] && sed -i '/^[^|]*|[^|]*|warmup|/d' "$ROWS"
 
 note "$ncopies copies of $NFILES x $SIZE_MB MiB, $NSA ($IPA) -> $NSB ($IPB)"
 for rep in $(seq "$REPS"); do
