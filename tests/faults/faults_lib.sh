@@ -34,19 +34,8 @@ HP_START=$(hp_used)
 # parent we could wait for once a pid is gone) and delete them, unmount,
 # give hugepages back. The EXIT trap does it too, then removes $T.
 teardown() {
-	local ns p m
-	{
-		for ns in "${NETNS[@]:-}"; do
-			[ -n "$ns" ] || continue
-			for p in $(ip netns pids "$ns" 2>/dev/null); do
-				kill -9 "$p"
-			done
-		done
-		for p in "${PIDS[@]:-}"; do
-			[ -n "$p" ] && kill -9 "$p"
-		done
-		wait
-	} >/dev/null 2>&1
+	local ns m
+	cleanup_procs
 	for m in "${MOUNTS[@]:-}"; do
 		[ -n "$m" ] && umount -l "$m" 2>/dev/null
 	done

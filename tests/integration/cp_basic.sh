@@ -23,12 +23,8 @@ head -c 3000000 /dev/urandom > $T/local/f1
 head -c 1234567 /dev/urandom > $T/local/f2
 head -c 100000 /dev/urandom > $T/local/tree/sub/x
 echo hello > $T/local/tree/y
-PA=$(free_port); PB=$(free_port)
-$FERRY serve --exports $T/a.conf -B 127.0.0.1 -p $PA -q >$T/a.out 2>$T/a.log &
-PIDS+=($!)
-$FERRY serve --exports $T/b.conf -B 127.0.0.1 -p $PB -q >$T/b.out 2>$T/b.log &
-PIDS+=($!)
-wait_listen $PA; wait_listen $PB
+serve_exports a $T/a.conf; PA=$SPORT
+serve_exports b $T/b.conf; PB=$SPORT
 A=ferry://127.0.0.1:$PA; B=ferry://127.0.0.1:$PB
 export FERRY_KEY=$T/keys/ops.key # its name, "ops", comes from the file name
 cp_() { timeout 60 $FERRY cp -q "$@"; }
@@ -109,10 +105,7 @@ ls -aR $T/a $T/b $T/out | grep -q "ferry-part" && fail "a part file was left beh
 
 note "interrupted: ferry cp stops the source daemon's push too"
 # a slow source (8 KiB socket buffers) so the copy is still running
-PS=$(free_port)
-$FERRY serve --exports $T/a.conf -B 127.0.0.1 -p $PS --sockbuf 8K >$T/s.out 2>$T/s.log &
-PIDS+=($!)
-wait_listen $PS
+serve_exports s $T/a.conf --sockbuf 8K; PS=$SPORT
 truncate -s 2G $T/a/slow.dat
 timeout 60 $FERRY cp --marker 0.2 ferry://127.0.0.1:$PS/slow.dat $B/slow.dat >$T/int.out 2>&1 &
 cpid=$!

@@ -71,17 +71,8 @@ EOF
 # The client's key, by file; its name (rw) comes from the file's name.
 echo "KEY=$T/keys/rw.key" >>"$GFAL_CONFIG_DIR/ferry_plugin.conf"
 
-PORT=$(free_port)
-"$FERRY" recv --exports "$T/exports.conf" -B 127.0.0.1 -p "$PORT" -q -i 0 \
-	>"$T/daemon.out" 2>"$T/daemon.err" &
-DPID=$!
-PIDS+=($DPID)
-for _ in $(seq 100); do
-	ss -Hltn "sport = :$PORT" | grep -q . && break
-	kill -0 $DPID 2>/dev/null || fail "the daemon did not start: $(head -c 800 "$T/daemon.err")"
-	sleep 0.05
-done
-wait_listen "$PORT"
+serve_exports daemon "$T/exports.conf" -i 0
+PORT=$SPORT DPID=$SPID
 U=ferry://127.0.0.1:$PORT
 
 MiB=$((1 << 20))
@@ -233,6 +224,6 @@ g ro6 gfal-stat "$U/f1"
 refused ro6 "a key name the daemon does not know" "Permission denied"
 unset FERRY_KEY FERRY_KEY_NAME
 
-kill -0 $DPID 2>/dev/null || bad "the daemon died: $(tail -c 800 "$T/daemon.err")"
-[ ${#FAILS[@]} -gt 0 ] && echo "daemon stderr: $(tail -c 1500 "$T/daemon.err")" >&2
+kill -0 $DPID 2>/dev/null || bad "the daemon died: $(tail -c 800 "$T/daemon.log")"
+[ ${#FAILS[@]} -gt 0 ] && echo "daemon stderr: $(tail -c 1500 "$T/daemon.log")" >&2
 finish

@@ -13,12 +13,20 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "== $*"; }
 
-# Background processes go quietly (bash would report each one killed).
+# Background processes go quietly (bash would report each one killed),
+# and so does everything still running inside our namespaces (started by
+# `ip netns exec`, which leaves no parent here to kill).
 cleanup_procs() {
-	local p
+	local p ns
 	{
 		for p in "${PIDS[@]:-}"; do
 			[ -n "$p" ] && kill -9 "$p"
+		done
+		for ns in "${NETNS[@]:-}"; do
+			[ -n "$ns" ] || continue
+			for p in $(ip netns pids "$ns"); do
+				kill -9 "$p"
+			done
 		done
 		wait
 		jobs  # bash reports the killed jobs here, not after the group
@@ -76,6 +84,27 @@ wait_listen() {
 		sleep 0.05
 	done
 	fail "nothing listened on port $port within 5 s"
+}
+
+# serve_exports NAME CONF [ARGS...]: a daemon (`ferry serve --exports
+# CONF`) on 127.0.0.1, in the background, listening when this returns (or
+# the test fails with the daemon's own words); sets SPORT and SPID. Its
+# output: $T/NAME.out, $T/NAME.log.
+serve_exports() {
+	local name=$1 conf=$2
+	shift 2
+	SPORT=$(free_port)
+	"$FERRY" serve --exports "$conf" -B 127.0.0.1 -p "$SPORT" -q "$@" \
+		>"$T/$name.out" 2>"$T/$name.log" &
+	SPID=$!
+	PIDS+=($SPID)
+	for _ in $(seq 100); do
+		ss -Hltn "sport = :$SPORT" | grep -q . && return 0
+		kill -0 $SPID 2>/dev/null ||
+			fail "ferry serve ($name) did not start: $(head -c 800 "$T/$name.log")"
+		sleep 0.05
+	done
+	fail "ferry serve ($name) did not listen on port $SPORT within 5 s"
 }
 
 need_root() {

@@ -117,13 +117,7 @@ fi
 [ "$(id -u)" -eq 0 ] || uroce_skip "needs root (network namespaces)"
 ip netns list >/dev/null 2>&1 || uroce_skip "ip netns does not work here"
 uroce_cleanup() {
-	local ns p
-	for ns in "${NETNS[@]:-}"; do
-		[ -n "$ns" ] || continue
-		for p in $(ip netns pids "$ns" 2>/dev/null); do
-			kill -9 "$p" 2>/dev/null
-		done
-	done
+	cleanup_procs
 	rm -rf /var/run/dpdk/ferryosu$$A /var/run/dpdk/ferryosu$$B
 	cleanup
 }

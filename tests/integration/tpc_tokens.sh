@@ -21,12 +21,8 @@ key ro  $T/keys/ro.key  rights read paths /
 CONF
 done
 head -c 5000000 /dev/urandom > $T/a/src.dat
-PA=$(free_port); PB=$(free_port)
-$FERRY serve --exports $T/a.conf -B 127.0.0.1 -p $PA -q >$T/a.out 2>$T/a.log &
-PIDS+=($!)
-$FERRY serve --exports $T/b.conf -B 127.0.0.1 -p $PB -q >$T/b.out 2>$T/b.log &
-PIDS+=($!)
-wait_listen $PA; wait_listen $PB
+serve_exports a $T/a.conf; PA=$SPORT
+serve_exports b $T/b.conf; PB=$SPORT
 
 export FERRY_KEY=$T/keys/ops.key FERRY_KEY_NAME=ops
 probe() { timeout 30 $PROBE "$1" 127.0.0.1 $PA 127.0.0.1 $PB /src.dat /in "$2"; }

@@ -37,18 +37,12 @@ if ! command -v tshark >/dev/null; then
 	command -v tshark >/dev/null || skip "tshark is missing and could not be installed (see apt-get install tshark)"
 fi
 
-# Everything started here runs inside our namespaces: kill what is left
-# there before lib.sh deletes them, and give the hugepages back.
+# Everything started here runs inside our namespaces (lib.sh's
+# cleanup_procs kills what is left there); give the hugepages back.
 HP_FILE=/proc/sys/vm/nr_hugepages
 HP_WAS=$(cat $HP_FILE 2>/dev/null || echo)
 uroce_cleanup() {
-	local ns p
-	for ns in "${NETNS[@]:-}"; do
-		[ -n "$ns" ] || continue
-		for p in $(ip netns pids "$ns" 2>/dev/null); do
-			kill -9 "$p" 2>/dev/null
-		done
-	done
+	cleanup_procs
 	[ -n "$HP_WAS" ] && echo "$HP_WAS" >$HP_FILE 2>/dev/null
 	cleanup
 }
