@@ -6,9 +6,10 @@
  * serialises them anyway (a buffered write holds the inode's rwsem), but
  * its waiters spin while the owner copies: with 4 streams writing one
  * file, 13% of the receiver's CPU went to rwsem_spin_on_owner. Waiting
- * here sleeps instead; the receiver used 20% less CPU for the same 1 GiB
- * (docs/benchmarks.md). This is the one lock the datapath takes per
- * chunk, and only streams writing the same file ever meet on it. */
+ * here sleeps instead: a fifth less system time for the same 1 GiB
+ * (bench/recv_cpu.sh, docs/benchmarks.md). This is the one lock the
+ * datapath takes per chunk, and only streams writing the same file ever
+ * meet on it. */
 #include <errno.h>
 
 #include "core/files.h"

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The receiver's CPU for the same files, build against build: an A/B of a
+# change on the file datapath (docs/benchmarks.md, "After: writes into one
+# file wait on its lock").
+#
+# For each ferry build named in BUILDS, REPS times, interleaved: `ferry
+# recv --no-auth --once --dir DST` on 127.0.0.1 and `ferry send --no-auth
+# -q -i 0 FILES... 127.0.0.1:PORT`, each under /usr/bin/time, the NFILES
+# files of SIZE_MB MiB of random data on one tmpfs, the copies on another
+# (emptied before each run, compared with cmp after it). Loopback only: no
+# namespaces, nothing leaves the host. Prints, per build, the median and
+# the range of wall seconds and of the receiver's user and system CPU.
+#
+# Environment:
+#   BUILDS      build directories, space-separated (default: $BUILD)
+#   SIZE_MB     size of each file in MiB (default 1024)
+#   NFILES      files per send (default 1: all streams write one file)
+#   REPS        runs per build (default 4)
+#
+# Example, before and after a commit:
+#   git worktree add /tmp/before HEAD~1 && meson setup /tmp/before/b /tmp/before && ninja -C /tmp/before/b
+#   BUILDS="/tmp/before/b build" bench/recv_cpu.sh
+. "$(dirname "$0")/lib/common.sh"
+REPS=${REPS:-4} NFILES=${NFILES:-1}
+. "$(dirname "$0")/lib/files.sh"
+BUILDS=${BUILDS:-$BUILD}
+
+need_root
+check_file_set_settings
+for b in $BUILDS; do
+	[ -x "$b/apps/ferry/ferry" ] || die "$b/apps/ferry/ferry not built"
+done
+TOTAL_MB=$((SIZE_MB * NFILES))
+need_tmpfs_mem "$TOTAL_MB"
+mount_pair_tmpfs rc "$TOTAL_MB"
+make_file_set "$NFILES" "$SIZE_MB" "$SRC"
+
+# run BUILD: one send; appends "wall recv_user recv_sys" to $T/BUILD-id.
+run() {
+	local f=$1/apps/ferry/ferry port rpid
+	find "$DST" -mindepth 1 -delete
+	port=$((30000 + RANDOM % 20000))
+	/usr/bin/time -f "%e %U %S" -o "$T/recv.time" \
+		"$f" recv --no-auth -B 127.0.0.1 -p $port --dir "$DST" --once -q \
+		>"$T/recv.out" 2>&1 &
+	rpid=$!
+	for _ in $(seq 100); do
+		ss -Hltn "sport = :$port" | grep -q . && break
+		sleep 0.05
+	done
+	/usr/bin/time -f "%e %U %S" -o "$T/send.time" \
+		timeout 300 "$f" send --no-auth -q -i 0 "${FILES[@]}" 127.0.0.1:$port \
+		>"$T/send.out" 2>&1 || { tail_err "$T/send.out"; die "$1: ferry send failed"; }
+	wait "$rpid" || { tail_err "$T/recv.out"; die "$1: ferry recv failed"; }
+	verify_set "$DST" "$1"
+	echo "$(cut -d' ' -f1 "$T/send.time") $(cut -d' ' -f2,3 "$T/recv.time")" \
+		>>"$T/$(echo "$1" | tr / _)"
+}
+
+for rep in $(seq "$REPS"); do
+	for b in $BUILDS; do
+		note "rep $rep/$REPS: $b"
+		run "$b"
+	done
+done
+
+echo "$NFILES x $SIZE_MB MiB, loopback, tmpfs to tmpfs; median [min-max] of $REPS runs"
+printf '%-32s %-22s %-22s %-22s\n' build "wall s" "receiver user s" "receiver sys s"
+for b in $BUILDS; do
+	python3 - "$b" "$T/$(echo "$b" | tr / _)" <<'PY'
+import statistics, sys
+rows = [list(map(float, l.split())) for l in open(sys.argv[2])]
+cols = []
+for i in range(3):
+    v = [r[i] for r in rows]
+    cols.append("%.2f [%.2f-%.2f]" % (statistics.median(v), min(v), max(v)))
+print("%-32s %-22s %-22s %-22s" % (sys.argv[1], *cols))
+PY
+done
