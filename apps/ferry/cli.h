@@ -77,6 +77,8 @@ enum {
 	OPT_KEY_NAME,
 	OPT_EXPORTS,
 	OPT_MARKER,
+	OPT_FSYNC,
+	OPT_KEEP_SETID,
 };
 
 /* Clients only: which of a daemon's keys this one is. */

@@ -47,6 +47,25 @@ const char help_recv[] =
 "                        absolute paths, '..' and symlinked parents are\n"
 "                        refused). The free space is checked against the\n"
 "                        file list before any data moves.\n"
+"      --fsync MODE      when published files reach the disk: batch\n"
+"                        (default: one syncfs for up to 256 files or\n"
+"                        256 MiB, then their renames), file (fsync each\n"
+"                        file before its rename, its directory after) or\n"
+"                        end (rename as verified, one syncfs before the\n"
+"                        session's result). With any of them a file is\n"
+"                        published only whole and verified, and the\n"
+"                        sender exits 0 only once its files are on disk;\n"
+"                        after a power cut mid-session, \"end\" may show\n"
+"                        a published file whose data did not reach it\n"
+"      --keep-setid      keep the setuid, setgid and sticky bits of files\n"
+"                        and directories (dropped by default; never kept\n"
+"                        with --exports)\n"
+"\n"
+"Staging: a file is written in DIR/.ferry (mode 0700, made when needed and\n"
+"removed when empty) under a name derived from its path, and renamed to\n"
+"its final name once verified; on a file system mounted below DIR, in\n"
+"that file system's own .ferry. One session writes a path at a time:\n"
+"another session sending the same path is told so and that file fails.\n"
 "\n"
 "Listening:\n"
 "  -p, --port PORT       control port (default 7471)\n"
@@ -181,6 +200,8 @@ int cmd_recv(int argc, char **argv)
 		{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
 		{ "max-mem", required_argument, NULL, OPT_MAX_MEM },
 		{ "metrics", required_argument, NULL, OPT_METRICS },
+		{ "fsync", required_argument, NULL, OPT_FSYNC },
+		{ "keep-setid", no_argument, NULL, OPT_KEEP_SETID },
 		CLI_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -230,6 +251,17 @@ int cmd_recv(int argc, char **argv)
 		case OPT_METRICS:
 			metrics_at = optarg;
 			break;
+		case OPT_FSYNC:
+			c.o.fsync_mode = ferry_fsync_parse(optarg);
+			if (c.o.fsync_mode < 0) {
+				fprintf(stderr, "ferry recv: --fsync takes batch, file or end, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_KEEP_SETID:
+			c.o.keep_setid = true;
+			break;
 		case OPT_SLOTS:
 			fprintf(stderr, "ferry recv: --slots is the sender's choice (ferry send/bench --slots); bound the receiver's memory with --max-mem\n");
 			return 2;
@@ -249,6 +281,11 @@ int cmd_recv(int argc, char **argv)
 	if (c.o.exports && (c.o.dir || c.key_path || c.no_auth)) {
 		fprintf(stderr,
 			"ferry recv: --exports names the export root and the keys; drop --dir, --key and --no-auth\n");
+		return 2;
+	}
+	if (c.o.exports && c.o.keep_setid) {
+		fprintf(stderr,
+			"ferry recv: a daemon never keeps setuid, setgid or sticky bits for its clients; drop --keep-setid\n");
 		return 2;
 	}
 	if (c.no_auth && !loopback_addr(bind_addr)) {

@@ -10,6 +10,7 @@
 #define FERRY_SESSION_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,22 @@
 typedef void (*ferry_interval_fn)(const struct ferry_report *r,
 				  const struct ferry_interval *iv, void *arg);
 
+/* When the receiver syncs what it publishes (files and directories land
+ * under their final names only once verified, whichever is chosen). */
+enum ferry_fsync {
+	FERRY_FSYNC_BATCH = 0, /* one syncfs, then a batch of renames (up to
+				  256 files or 256 MiB, 200 ms at most);
+				  syncfs again before the session's result */
+	FERRY_FSYNC_FILE = 1,  /* fsync each file before its rename and its
+				  directory after */
+	FERRY_FSYNC_END = 2,   /* rename as verified; one syncfs before the
+				  session's result */
+};
+
+/* "batch", "file", "end"; and back (-1 when unknown). */
+const char *ferry_fsync_name(int mode);
+int ferry_fsync_parse(const char *name);
+
 struct ferry_opts {
 	const char *transport; /* "auto", "tcp", "uroce", "verbs" */
 	unsigned streams;      /* streams / queue pairs */
@@ -52,6 +69,9 @@ struct ferry_opts {
 				  bench sessions only */
 	const char *exports;   /* receiver: an exports file: the daemon's
 				  roles (see ferry_server_open); NULL: none */
+	int fsync_mode;        /* receiver: enum ferry_fsync */
+	bool keep_setid;       /* receiver: keep setuid, setgid and sticky
+				  bits of what lands (never with exports) */
 	double interval;       /* seconds between interval callbacks; 0 off */
 	ferry_interval_fn on_interval;
 	void *arg;

@@ -8,17 +8,21 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "core/pipe.h"
 #include "ferry/files.h"
+#include "io/fsx.h"
 #include "io/journal.h"
 #include "io/manifest.h"
+#include "io/stage.h"
 
 /* ---- the plan: one entry per manifest FILE, receiver -> sender -------- */
 enum {
 	FERRY__PLAN_SEND = 1,   /* send every chunk */
 	FERRY__PLAN_RESUME = 2, /* the listed chunk ranges are already there */
 	FERRY__PLAN_EXISTS = 3, /* target exists with this size (skip-existing) */
+	FERRY__PLAN_FAIL = 4,   /* this file alone cannot land: status, text */
 };
 
 struct ferry__range {
@@ -31,6 +35,10 @@ struct ferry__plan_entry {
 	uint32_t crc32c, adler32;  /* EXISTS: the target's checksums */
 	uint32_t n_ranges;         /* RESUME */
 	struct ferry__range *ranges;
+	uint32_t status;           /* FAIL: a positive errno */
+	char *text;                /* FAIL: why, for the sender's report
+				      (owned by the entry; at most 255 bytes
+				      cross the wire) */
 };
 
 /* Encode entries [*next, n) into buf; returns bytes used, advances *next. */
@@ -107,34 +115,111 @@ struct ferry__ftx {
 extern const struct ferry__dp_ops ferry__files_tx_dp;
 
 /* ---- receiver ---------------------------------------------------------- */
-struct frx_file {
-	pthread_mutex_t lock;  /* taken to open the part file, once, and
-				  around each write to it (files_rx_dp.c) */
-	int parentfd, partfd;
-	const char *base;      /* last path component (points into m) */
-	uint64_t n_chunks;
-	_Atomic uint64_t landed; /* chunks verified, journal ones included */
+/* A file with chunks on the way: made at its first chunk (or when a
+ * journal is resumed), freed when the file is finalized. At most
+ * max_open of them have their files open at once; the least recently
+ * used ones are closed to make room (io is reopened on the next chunk). */
+struct frx_live {
+	pthread_mutex_t lock;    /* around each write, journal append, open
+				    and close of the files below */
+	_Atomic unsigned refs;   /* datapath users (the control thread frees
+				    a retired entry once this is 0) */
+	_Atomic uint64_t used;   /* last use, for eviction */
+	struct ferry__stage_key key;
+	struct ferry__stage *st; /* the staging area of its file system */
+	int partfd;              /* -1 when closed */
+	bool created;            /* the part file exists: reopen it */
+	bool claimed;            /* this session holds the target */
+	bool jopen;              /* j holds the sums (multi-chunk files) */
+	bool listed;             /* on the open list */
+	bool sealed;             /* complete: mode and mtime set, closed */
 	struct ferry_journal j;
-	bool jopen;
-	bool expect;           /* a FILE we may receive */
-	bool have_sum, skip, done, queued;
-	uint32_t s_crc, s_adler; /* the sender's */
+	struct ferry_chunk_sum one; /* the sums of a one-chunk file */
+	struct frx_live *prev, *next; /* open list (frx.open_lock) */
 };
+
+struct frx_file {
+	struct frx_live *_Atomic live;
+	_Atomic uint64_t landed; /* chunks verified (or discarded, once the
+				    file failed), journal ones included */
+	_Atomic int fail;        /* the datapath gave this file up: -errno */
+	uint64_t n_chunks;
+	uint32_t s_crc, s_adler; /* the sender's */
+	uint8_t stage;           /* index into frx.stage */
+	bool expect;             /* a FILE we may receive */
+	bool have_sum, skip, done, queued;
+};
+
+/* Verified files waiting for their batch to be published. */
+struct frx_pub {
+	uint32_t idx;
+	struct ferry__stage_key key;
+	uint32_t crc, adler;
+	struct ferry__stage *st;
+};
+
+/* A file system below the root and its staging area: the root's own,
+ * and one at the top of each other file system mounted below it that a
+ * target lands on (a part file is renamed, so it must be staged on the
+ * target's file system). */
+#define FRX_STAGES 8
+struct frx_fs {
+	dev_t dev;
+	char *rel;              /* its top below the root ("" for the root) */
+	int fd;                 /* that directory (the root's: not owned) */
+	uint64_t need;          /* bytes this session will write there */
+	bool used;              /* a file lands there: its area is made */
+	struct ferry__stage st;
+};
+
+#define FRX_STRIPES 64
+#define FRX_MAX_OPEN 512  /* targets open at once, at most */
+#define FRX_BATCH_FILES 256
+#define FRX_BATCH_BYTES (UINT64_C(256) << 20)
+#define FRX_BATCH_NS (UINT64_C(200) * 1000000)
 
 struct ferry__frx {
 	struct ferry_manifest m;
 	struct frx_file *f;
-	int topfd;              /* the receiver's --dir */
+	int topfd;              /* the receiver's --dir (or export root) */
 	char dest[4096];        /* below it, where this session lands */
 	int dirfd;              /* topfd/dest, once created */
+	struct frx_fs stage[FRX_STAGES]; /* [0]: the root's */
+	unsigned n_stage;
+	char **mounts;          /* mount points below the root (relative) */
+	int n_mounts;
+	int *mstage;            /* per mount: its stage, once opened; -1 */
+	struct ferry__dirs dirs; /* control thread's directory fds */
 	uint32_t flags, cksum;
+	int fsync_mode;         /* enum ferry_fsync */
+	bool keep_setid;
 	uint64_t chunk;
 	struct ferry__fileq q;  /* files whose last chunk landed */
+	pthread_mutex_t stripe[FRX_STRIPES]; /* frx_file.live, by index */
+	pthread_mutex_t open_lock;
+	struct frx_live *open_head; /* lives with open files */
+	unsigned n_open, max_open;
+	struct frx_pub batch[FRX_BATCH_FILES]; /* verified, not yet published */
+	size_t n_batch;
+	uint64_t batch_bytes, batch_t0;
+	int ctrl_fd;            /* the session's control connection */
+	bool locks;             /* the mutexes above are initialised */
 	uint64_t pending;       /* files not yet done */
 	uint64_t published, failed, skipped, resumed;
 };
 
 extern const struct ferry__dp_ops ferry__files_rx_dp;
+
+/* Datapath helpers the control side shares (files_rx_dp.c). */
+struct frx_live *ferry__frx_live_new(struct ferry__stage *st,
+				     const struct ferry__stage_key *k);
+/* Take f's live entry out of the datapath's reach and free it (waiting
+ * for a straggling duplicate chunk to let go). */
+void ferry__frx_live_retire(struct ferry__frx *r, struct frx_file *f);
+/* Set the part file's mode and mtime (and sync it when asked), close
+ * both its files: the file is complete. Under live->lock. */
+int ferry__frx_live_seal(struct ferry__frx *r, struct frx_live *l,
+			 const struct ferry_entry *e);
 
 struct ferry_msg;
 /* A daemon's say over a push session: may this client write these files
@@ -154,11 +239,14 @@ int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
 		    char *why, size_t whylen);
 int ferry__frx_plan(struct ferry__frx *r, struct ferry__plan_entry **plan,
 		    size_t *n_plan, char *why, size_t whylen);
+void ferry__frx_plan_free(struct ferry__plan_entry *pe, size_t n);
 /* Control-loop hooks (struct ferry__hooks). */
 int ferry__frx_work(void *ctx, int fd, char *why, size_t whylen);
 int ferry__frx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,
 		   size_t whylen);
-/* Close everything; unfinished files keep their part and journal. */
+int ferry__frx_tick(void *ctx, int fd, char *why, size_t whylen);
+/* Publish what is verified, close everything; unfinished files keep
+ * their part and journal in the staging area. */
 void ferry__frx_close(struct ferry__frx *r, bool ok);
 
 #endif

@@ -11,7 +11,8 @@
 #include "ferry/sum.h"
 
 /* Entry: u32 idx, u8 action; EXISTS: u32 crc32c, u32 adler32; RESUME:
- * u32 n_ranges, then n x (u64 first, u64 count). Little-endian. */
+ * u32 n_ranges, then n x (u64 first, u64 count); FAIL: u32 status, u8
+ * text length, text. Little-endian. */
 size_t ferry__plan_encode(const struct ferry__plan_entry *e, size_t n,
 			  size_t *next, uint8_t *buf, size_t cap)
 {
@@ -32,6 +33,13 @@ size_t ferry__plan_encode(const struct ferry__plan_entry *e, size_t n,
 				ferry__put_u64(&c, x->ranges[i].first);
 				ferry__put_u64(&c, x->ranges[i].count);
 			}
+		} else if (x->action == FERRY__PLAN_FAIL) {
+			size_t tl = x->text ? strlen(x->text) : 0;
+			if (tl > 255)
+				tl = 255;
+			ferry__put_u32(&c, x->status);
+			ferry__put_u8(&c, (uint8_t)tl);
+			ferry__put_bytes(&c, x->text, tl);
 		}
 		if (c.overrun) {
 			/* one entry larger than a batch cannot be sent */
@@ -51,6 +59,7 @@ int ferry__plan_decode(const uint8_t *buf, size_t len,
 	while (ferry__get_left(&c)) {
 		struct ferry__plan_entry e = { 0 };
 		struct ferry__range r[64];
+		char text[256];
 		int err;
 
 		e.idx = ferry__get_u32(&c);
@@ -70,6 +79,13 @@ int ferry__plan_decode(const uint8_t *buf, size_t len,
 				e.ranges[i].first = ferry__get_u64(&c);
 				e.ranges[i].count = ferry__get_u64(&c);
 			}
+		} else if (e.action == FERRY__PLAN_FAIL) {
+			uint8_t n;
+			e.status = ferry__get_u32(&c);
+			n = ferry__get_u8(&c);
+			ferry__get_bytes(&c, text, n);
+			text[n] = '\0';
+			e.text = text;
 		} else if (e.action != FERRY__PLAN_SEND) {
 			return -FERRY_EPROTO;
 		}

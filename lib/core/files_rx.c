@@ -1,9 +1,10 @@
-/* The receiving side of a file session: check the manifest against --dir,
- * plan, publish verified files. */
+/* The receiving side of a file session: check the manifest against the root,
+ * plan (finalizing and publishing: files_pub.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,67 +41,183 @@ static int sum_target(int parentfd, const char *base, uint64_t size,
 	return err;
 }
 
-/* Resume: load the journal, re-read every chunk it claims and keep it
- * only if all of them still match (a journal may claim data that never
- * reached the disk). Returns the chunks kept. */
-static uint64_t try_resume(struct ferry__frx *r, struct frx_file *f,
-			   const struct ferry_entry *e)
+/* "DEST/PATH" below the root (DEST may be empty). ROOT/.ferry is the
+ * staging area: nothing lands there. */
+static int join(const struct ferry__frx *r, const char *path, char *buf,
+		size_t len)
+{
+	int n = snprintf(buf, len, "%s%s%s", r->dest, r->dest[0] ? "/" : "",
+			 path);
+	size_t k = strlen(FERRY__STAGE_DIR);
+
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	if (!strncmp(buf, FERRY__STAGE_DIR, k) && (!buf[k] || buf[k] == '/'))
+		return -EPERM;
+	return 0;
+}
+
+static int outside(char *why, size_t whylen, const char *path, int err)
+{
+	if (err == -EPERM)
+		ferry__why(why, whylen,
+			   "%s: %s at the top of the receiver's directory is ferry's staging area; send it under another name",
+			   path, FERRY__STAGE_DIR);
+	else
+		ferry__why(why, whylen, "%s: %s", path,
+			   err == -ELOOP || err == -EXDEV || err == -ENOTDIR ?
+				   "would land outside --dir (a symlink or a file in the way)" :
+				   ferry_strerror(err));
+	return err;
+}
+
+/* The file system a target lands on: the root's (stage 0), or that of a
+ * mount point below the root (its staging area opened on first use).
+ * Returns the stage's index, or -errno with why. */
+static int stage_for(struct ferry__frx *r, const char *full, char *why,
+		     size_t whylen)
+{
+	size_t k = strlen(FERRY__STAGE_DIR), ml = 0;
+	const char *base;
+	int i, pfd, fd, err;
+
+	for (i = 0; i < r->n_mounts; i++) {
+		ml = strlen(r->mounts[i]);
+		if (!strncmp(full, r->mounts[i], ml) && full[ml] == '/')
+			break;
+	}
+	if (i == r->n_mounts)
+		return 0;
+	if (!strncmp(full + ml + 1, FERRY__STAGE_DIR, k) &&
+	    (!full[ml + 1 + k] || full[ml + 1 + k] == '/'))
+		return outside(why, whylen, full, -EPERM);
+	if (r->mstage[i] >= 0)
+		return r->mstage[i];
+	if (r->n_stage == FRX_STAGES) {
+		ferry__why(why, whylen,
+			   "the files land on more than %d file systems below --dir; send them in parts",
+			   FRX_STAGES);
+		return -EMLINK;
+	}
+	pfd = ferry__fs_open_parent(r->topfd, r->mounts[i], false, 0, &base);
+	if (pfd < 0)
+		return outside(why, whylen, r->mounts[i], pfd);
+	fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+	close(pfd);
+	if (err)
+		return outside(why, whylen, r->mounts[i], err);
+	struct frx_fs *fs = &r->stage[r->n_stage];
+	err = ferry__stage_open(&fs->st, fd, false, why, whylen);
+	if (err && err != -ENOENT) {
+		close(fd);
+		return err;
+	}
+	fs->fd = fd;
+	fs->rel = r->mounts[i];
+	r->mounts[i] = NULL; /* the stage owns it now */
+	r->mstage[i] = (int)r->n_stage;
+	return (int)r->n_stage++;
+}
+
+/* A path short enough that the message after it survives the 256-byte
+ * error text: its last 120 bytes. */
+static const char *short_path(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 120 ? path + n - 120 : path;
+}
+
+/* This file alone cannot land: the sender is told in the plan, the
+ * others go on. */
+static int file_fail(struct ferry__frx *r, size_t i,
+		     struct ferry__plan_entry *pe, int err, const char *text)
+{
+	struct frx_file *f = &r->f[i];
+
+	pe->action = FERRY__PLAN_FAIL;
+	pe->status = (uint32_t)(err < 0 ? -err : err);
+	pe->text = strdup(text);
+	f->expect = false;
+	f->done = true;
+	r->failed++;
+	ferry__log(FERRY_LOG_ERR, "%s: %s", r->m.e[i].path, text);
+	return pe->text ? 0 : -ENOMEM;
+}
+
+#define BUSY_TEXT "another transfer is writing it now; send it again when that one has finished"
+
+/* Resume: with the target claimed, load its journal, re-read every chunk
+ * it claims and keep it only if all of them still match (a journal may
+ * claim data that never reached the disk). Returns the chunks kept, or
+ * -EBUSY when another session holds the target. */
+static int64_t try_resume(struct ferry__frx *r, struct frx_file *f,
+			  const struct ferry_entry *e, const char *rel)
 {
 	struct ferry_journal_hdr jh = { e->size, e->mtime_ns, r->chunk };
-	char jname[256], pname[256];
-	uint8_t *buf;
+	struct ferry__stage *st = &r->stage[f->stage].st;
+	char jname[FERRY__STAGE_NAME_LEN];
+	struct ferry__stage_key k;
+	struct frx_live *l;
+	uint8_t *buf = NULL;
 	bool reused = false, ok = true;
-	int fd;
+	int fd = -1, err;
 
-	if (ferry__fs_journal_name(f->base, jname, sizeof(jname)) ||
-	    ferry__fs_part_name(f->base, pname, sizeof(pname)))
-		return 0;
-	if (r->flags & FERRY_FILES_NO_RESUME) {
-		unlinkat(f->parentfd, jname, 0);
-		return 0;
+	ferry__stage_key(rel, &k);
+	if (!ferry__stage_has(st, &k, FERRY__STAGE_JOURNAL))
+		return 0; /* a stale part alone is replaced when written */
+	err = ferry__stage_claim(st, &k);
+	if (err)
+		return err;
+	/* a journal without its part file is what an attempt that ended
+	 * between publishing (the rename) and removing the journal leaves */
+	if ((r->flags & FERRY_FILES_NO_RESUME) ||
+	    !ferry__stage_has(st, &k, FERRY__STAGE_PART))
+		goto drop;
+	l = ferry__frx_live_new(st, &k);
+	if (!l)
+		goto drop;
+	ferry__stage_name(&k, FERRY__STAGE_JOURNAL, jname);
+	err = ferry__journal_open(&l->j, st->dirfd, jname, &jh, &reused);
+	if (!err && reused && atomic_load(&l->j.n_have)) {
+		fd = ferry__stage_open_part(st, &k, false);
+		buf = malloc(r->chunk);
 	}
-	if (faccessat(f->parentfd, jname, F_OK, AT_SYMLINK_NOFOLLOW))
-		return 0;
-	/* A journal without its part file is what an attempt that ended
-	 * between publishing (the rename) and removing the journal leaves:
-	 * nothing to resume, and no part file to create for it. */
-	if (faccessat(f->parentfd, pname, F_OK, AT_SYMLINK_NOFOLLOW)) {
-		unlinkat(f->parentfd, jname, 0);
-		return 0;
-	}
-	if (ferry__journal_open(&f->j, f->parentfd, jname, &jh, &reused))
-		return 0;
-	f->jopen = true;
-	if (!reused || !atomic_load(&f->j.n_have))
-		return 0;
-	fd = ferry__fs_open_part(f->parentfd, f->base, e->size);
-	buf = malloc(r->chunk);
-	for (uint64_t k = 0; fd >= 0 && buf && ok && k < f->n_chunks; k++) {
-		uint64_t off = k * r->chunk;
+	for (uint64_t c = 0; fd >= 0 && buf && ok && c < f->n_chunks; c++) {
+		uint64_t off = c * r->chunk;
 		uint64_t len = e->size - off < r->chunk ? e->size - off : r->chunk;
-		if (!f->j.sums[k].have)
+		if (!l->j.sums[c].have)
 			continue;
 		ok = ferry__fs_pread_full(fd, buf, len, off) == 0 &&
-		     ferry_crc32c(0, buf, len) == f->j.sums[k].crc32c &&
+		     ferry_crc32c(0, buf, len) == l->j.sums[c].crc32c &&
 		     (r->cksum != FERRY_CKSUM_ADLER32 ||
-		      ferry_adler32(1, buf, len) == f->j.sums[k].adler32);
+		      ferry_adler32(1, buf, len) == l->j.sums[c].adler32);
 	}
 	free(buf);
+	if (fd >= 0)
+		close(fd);
 	if (fd < 0 || !buf || !ok) {
-		/* start this file over (a file not sent again, one whose
-		 * target turns out identical, keeps no part file) */
-		if (fd >= 0)
-			close(fd);
-		unlinkat(f->parentfd, pname, 0);
-		ferry__journal_close(&f->j, f->parentfd, jname, true);
-		f->jopen = false;
-		ferry__log(FERRY_LOG_WARN,
-			   "%s: the part file does not match its journal; starting it over",
-			   e->path);
-		return 0;
+		if (fd >= 0 || err == -ESTALE)
+			ferry__log(FERRY_LOG_WARN,
+				   "%s: the part file does not match its journal; starting it over",
+				   e->path);
+		if (!err)
+			ferry__journal_close(&l->j, -1, NULL, false);
+		pthread_mutex_destroy(&l->lock);
+		free(l);
+		goto drop;
 	}
-	f->partfd = fd;
-	return atomic_load(&f->j.n_have);
+	ferry__journal_detach(&l->j);
+	l->jopen = l->created = l->claimed = true;
+	atomic_store(&f->live, l);
+	return (int64_t)atomic_load(&l->j.n_have);
+drop:
+	/* start this file over (a file not sent again, one whose target
+	 * turns out identical, keeps no part file) */
+	ferry__stage_drop(st, &k, true, true);
+	ferry__stage_release(st, &k);
+	return 0;
 }
 
 /* Ranges of chunks a journal has. */
@@ -120,113 +237,113 @@ static uint32_t ranges_of(const struct ferry_journal *j,
 	return n;
 }
 
-/* A path short enough that the message after it survives the 256-byte
- * error text: its last 120 bytes. */
-static const char *short_path(const char *path)
+/* An existing target: skip-existing or a rerun (EXISTS), refuse, or
+ * replace with --force. */
+static int check_existing(struct ferry__frx *r, const struct ferry_entry *e,
+			  int pfd, const char *base, const struct stat *st,
+			  struct ferry__plan_entry *pe, char *why,
+			  size_t whylen)
 {
-	size_t n = strlen(path);
+	int err;
 
-	return n > 120 ? path + n - 120 : path;
-}
-
-/* "DEST/PATH" below --dir (DEST may be empty). */
-static int join(const struct ferry__frx *r, const char *path, char *buf,
-		size_t len)
-{
-	int n = snprintf(buf, len, "%s%s%s", r->dest, r->dest[0] ? "/" : "",
-			 path);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-static int outside(char *why, size_t whylen, const char *path, int err)
-{
-	ferry__why(why, whylen, "%s: %s", path,
-		   err == -ELOOP || err == -EXDEV || err == -ENOTDIR ?
-			   "would land outside --dir (a symlink or a file in the way)" :
-			   ferry_strerror(err));
-	return err;
+	if (!S_ISREG(st->st_mode)) {
+		ferry__why(why, whylen, "%s exists and is not a regular file",
+			   short_path(e->path));
+		return -EEXIST;
+	}
+	/* skip-existing; and on a rerun (resume), a target an earlier
+	 * attempt published: same size and mtime, to be confirmed by
+	 * checksum on both sides */
+	bool rerun = !(r->flags & (FERRY_FILES_NO_RESUME | FERRY_FILES_FORCE)) &&
+		     (int64_t)st->st_mtim.tv_sec * 1000000000 +
+				     st->st_mtim.tv_nsec == e->mtime_ns;
+	if (((r->flags & FERRY_FILES_SKIP_EXISTING) || rerun) &&
+	    (uint64_t)st->st_size == e->size) {
+		err = sum_target(pfd, base, e->size, r->chunk, &pe->crc32c,
+				 &pe->adler32);
+		if (err) {
+			ferry__why(why, whylen, "%s: %s", e->path,
+				   ferry_strerror(err));
+			return err;
+		}
+		pe->action = FERRY__PLAN_EXISTS;
+	} else if (!(r->flags & FERRY_FILES_FORCE)) {
+		ferry__why(why, whylen, "%s exists%s; use --force to replace it%s",
+			   short_path(e->path),
+			   r->flags & FERRY_FILES_SKIP_EXISTING ?
+				   " with another size" : "",
+			   r->flags & FERRY_FILES_SKIP_EXISTING ? "" :
+				   " or --skip-existing to keep identical files");
+		return -EEXIST;
+	}
+	return 0;
 }
 
 /* Check one file entry, creating nothing, and decide what the sender does
  * with it. A parent that does not exist yet is fine: the target cannot
  * exist either. */
 static int check_file(struct ferry__frx *r, size_t i,
-		      struct ferry__plan_entry *pe, uint64_t *need, char *why,
-		      size_t whylen)
+		      struct ferry__plan_entry *pe, char *why, size_t whylen)
 {
 	const struct ferry_entry *e = &r->m.e[i];
 	struct frx_file *f = &r->f[i];
 	char full[FERRY_PATH_MAX + FERRY_DEST_MAX];
+	const char *base;
 	struct stat st;
-	uint64_t have = 0;
-	int err;
+	int64_t have;
+	int err, pfd;
 
 	f->expect = true;
 	f->n_chunks = ferry__journal_chunks(e->size, r->chunk);
 	pe->idx = (uint32_t)i;
 	pe->action = FERRY__PLAN_SEND;
 	err = join(r, e->path, full, sizeof(full));
-	if (!err)
-		err = ferry__fs_open_parent(r->topfd, full, false, 0, &f->base);
-	if (err == -ENOENT) {
-		*need += e->size;
-		return 0;
-	}
-	if (err < 0)
+	if (err)
 		return outside(why, whylen, full, err);
-	f->parentfd = err;
-	/* base pointed into full: point it at the entry's own name */
-	f->base = strrchr(e->path, '/') ? strrchr(e->path, '/') + 1 : e->path;
-	if (fstatat(f->parentfd, f->base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (!S_ISREG(st.st_mode)) {
-			ferry__why(why, whylen,
-				   "%s exists and is not a regular file",
-				   short_path(e->path));
-			return -EEXIST;
-		}
-		/* skip-existing; and on a rerun (resume), a target an earlier
-		 * attempt published: same size and mtime, to be confirmed by
-		 * checksum on both sides */
-		bool rerun = !(r->flags & (FERRY_FILES_NO_RESUME |
-					   FERRY_FILES_FORCE)) &&
-			     (int64_t)st.st_mtim.tv_sec * 1000000000 +
-					     st.st_mtim.tv_nsec == e->mtime_ns;
-		if (((r->flags & FERRY_FILES_SKIP_EXISTING) || rerun) &&
-		    (uint64_t)st.st_size == e->size) {
-			err = sum_target(f->parentfd, f->base, e->size,
-					 r->chunk, &pe->crc32c, &pe->adler32);
-			if (err) {
-				ferry__why(why, whylen, "%s: %s", e->path,
-					   ferry_strerror(err));
-				return err;
-			}
-			pe->action = FERRY__PLAN_EXISTS;
-		} else if (!(r->flags & FERRY_FILES_FORCE)) {
-			ferry__why(why, whylen,
-				   "%s exists%s; use --force to replace it%s",
-				   short_path(e->path),
-				   r->flags & FERRY_FILES_SKIP_EXISTING ?
-					   " with another size" : "",
-				   r->flags & FERRY_FILES_SKIP_EXISTING ? "" :
-					   " or --skip-existing to keep identical files");
-			return -EEXIST;
-		}
+	err = stage_for(r, full, why, whylen);
+	if (err < 0)
+		return err;
+	f->stage = (uint8_t)err;
+	r->stage[err].used = true;
+	pfd = ferry__dirs_parent(&r->dirs, full, false, 0, &base);
+	if (pfd == -ENAMETOOLONG)
+		return file_fail(r, i, pe, pfd,
+				 "a name in its path is too long for the receiver's file system");
+	if (pfd < 0 && pfd != -ENOENT)
+		return outside(why, whylen, full, pfd);
+	if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		err = check_existing(r, e, pfd, base, &st, pe, why, whylen);
+		if (err)
+			return err;
+	} else if (pfd >= 0 && errno != ENOENT) {
+		err = -errno;
+		if (err == -ENAMETOOLONG)
+			return file_fail(r, i, pe, err,
+					 "its name is too long for the receiver's file system");
+		return outside(why, whylen, full, err);
 	}
-	have = try_resume(r, f, e);
-	if (have) {
+	have = try_resume(r, f, e, full);
+	if (have == -EBUSY) {
+		pe->action = FERRY__PLAN_SEND; /* no EXISTS sums for it */
+		return file_fail(r, i, pe, -EBUSY, BUSY_TEXT);
+	}
+	if (have > 0) {
+		struct frx_live *l = atomic_load(&f->live);
 		pe->action = FERRY__PLAN_RESUME;
-		pe->ranges = calloc(have, sizeof(*pe->ranges));
+		pe->ranges = calloc((size_t)have, sizeof(*pe->ranges));
 		if (!pe->ranges)
 			return -ENOMEM;
-		pe->n_ranges = ranges_of(&f->j, pe->ranges);
-		atomic_store(&f->landed, have);
+		pe->n_ranges = ranges_of(&l->j, pe->ranges);
+		atomic_store(&f->landed, (uint64_t)have);
 		r->resumed++;
 	}
 	/* a target to be confirmed by checksum takes no new space, unless
 	 * --force may replace it */
 	if (pe->action == FERRY__PLAN_EXISTS && !(r->flags & FERRY_FILES_FORCE))
 		return 0;
-	*need += e->size - (have >= f->n_chunks ? e->size : have * r->chunk);
+	r->stage[f->stage].need += e->size - ((uint64_t)have >= f->n_chunks ?
+						      e->size :
+						      (uint64_t)have * r->chunk);
 	return 0;
 }
 
@@ -239,26 +356,39 @@ static int check_dir(struct ferry__frx *r, const struct ferry_entry *e,
 	struct stat st;
 	int err = join(r, e->path, full, sizeof(full)), pfd;
 
-	if (!err)
-		err = ferry__fs_open_parent(r->topfd, full, false, 0, &base);
-	if (err == -ENOENT)
-		return 0;
-	if (err < 0)
+	if (err)
 		return outside(why, whylen, full, err);
-	pfd = err;
-	err = 0;
+	err = stage_for(r, full, why, whylen);
+	if (err < 0)
+		return err;
+	pfd = ferry__dirs_parent(&r->dirs, full, false, 0, &base);
+	if (pfd == -ENOENT)
+		return 0;
+	if (pfd < 0)
+		return outside(why, whylen, full, pfd);
 	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    !S_ISDIR(st.st_mode))
-		err = outside(why, whylen, full, S_ISLNK(st.st_mode) ?
-						    -ELOOP : -ENOTDIR);
-	close(pfd);
-	return err;
+		return outside(why, whylen, full, S_ISLNK(st.st_mode) ?
+						       -ELOOP : -ENOTDIR);
+	return 0;
 }
 
-/* Make the destination, the directories, and every file's parent. */
+/* Make the staging areas files land in, the destination, the
+ * directories, and every file's parent. */
 static int create_all(struct ferry__frx *r, char *why, size_t whylen)
 {
+	char full[FERRY_PATH_MAX + FERRY_DEST_MAX];
+	const char *base;
 	int err;
+
+	for (unsigned i = 0; i < r->n_stage; i++) {
+		struct frx_fs *fs = &r->stage[i];
+		if (!fs->used || ferry__stage_is_open(&fs->st))
+			continue;
+		err = ferry__stage_open(&fs->st, fs->fd, true, why, whylen);
+		if (err)
+			return err;
+	}
 
 	if (r->dest[0]) {
 		err = ferry__fs_mkdirs(r->topfd, r->dest, 0755);
@@ -273,17 +403,17 @@ static int create_all(struct ferry__frx *r, char *why, size_t whylen)
 		return outside(why, whylen, r->dest[0] ? r->dest : ".", -errno);
 	for (size_t i = 0; i < r->m.n; i++) {
 		const struct ferry_entry *e = &r->m.e[i];
-		struct frx_file *f = &r->f[i];
 		if (e->type == FERRY_ENTRY_DIR) {
 			err = ferry__fs_mkdirs(r->dirfd, e->path, 0755);
 			if (err)
 				return outside(why, whylen, e->path, err);
-		} else if (f->parentfd < 0) {
-			err = ferry__fs_open_parent(r->dirfd, e->path, true,
-						    0755, &f->base);
+		} else if (r->f[i].expect) {
+			err = join(r, e->path, full, sizeof(full));
+			if (!err)
+				err = ferry__dirs_parent(&r->dirs, full, true,
+							 0755, &base);
 			if (err < 0)
 				return outside(why, whylen, e->path, err);
-			f->parentfd = err;
 		}
 	}
 	return 0;
@@ -293,7 +423,7 @@ int ferry__frx_plan(struct ferry__frx *r, struct ferry__plan_entry **plan,
 		    size_t *n_plan, char *why, size_t whylen)
 {
 	struct ferry__plan_entry *pe = calloc(r->m.n + 1, sizeof(*pe));
-	uint64_t need = 0, avail;
+	uint64_t avail;
 	size_t n = 0;
 	int err = 0;
 
@@ -305,23 +435,26 @@ int ferry__frx_plan(struct ferry__frx *r, struct ferry__plan_entry **plan,
 			err = check_dir(r, &r->m.e[i], why, whylen);
 	for (size_t i = 0; i < r->m.n && !err; i++)
 		if (r->m.e[i].type == FERRY_ENTRY_FILE)
-			err = check_file(r, i, &pe[n++], &need, why, whylen);
-	if (!err && ferry__fs_free_bytes(r->topfd, &avail) == 0 && need > avail) {
+			err = check_file(r, i, &pe[n++], why, whylen);
+	for (unsigned i = 0; !err && i < r->n_stage; i++) {
+		const struct frx_fs *fs = &r->stage[i];
+		if (ferry__fs_free_bytes(fs->fd, &avail) || fs->need <= avail)
+			continue;
 		ferry__why(why, whylen,
-			   "not enough space: the files need %llu MiB, the receiver's file system has %llu MiB free",
-			   (unsigned long long)((need + (1 << 20) - 1) >> 20),
+			   "not enough space: the files need %llu MiB, the receiver's file system%s%s has %llu MiB free",
+			   (unsigned long long)((fs->need + (1 << 20) - 1) >> 20),
+			   i ? " at " : "", fs->rel,
 			   (unsigned long long)(avail >> 20));
 		err = -ENOSPC;
 	}
 	if (!err)
 		err = create_all(r, why, whylen);
 	if (err) {
-		for (size_t i = 0; i < n; i++)
-			free(pe[i].ranges);
-		free(pe);
+		ferry__frx_plan_free(pe, n);
 		return err;
 	}
 	/* files with every chunk already there wait only for their sums */
+	r->pending = r->m.n_files - r->failed;
 	for (size_t i = 0; i < r->m.n; i++) {
 		struct frx_file *f = &r->f[i];
 		if (f->expect && atomic_load(&f->landed) == f->n_chunks) {
@@ -329,165 +462,22 @@ int ferry__frx_plan(struct ferry__frx *r, struct ferry__plan_entry **plan,
 			ferry__fileq_push(&r->q, (uint32_t)i);
 		}
 	}
-	r->pending = r->m.n_files;
 	*plan = pe;
 	*n_plan = n;
 	return 0;
 }
 
-static void close_file(struct ferry__frx *r, struct frx_file *f, bool remove)
+void ferry__frx_plan_free(struct ferry__plan_entry *pe, size_t n)
 {
-	char name[256];
-
-	if (f->jopen && ferry__fs_journal_name(f->base, name, sizeof(name)) == 0)
-		ferry__journal_close(&f->j, f->parentfd, name, remove);
-	f->jopen = false;
-	if (f->partfd >= 0) {
-		close(f->partfd);
-		f->partfd = -1;
-		if (remove && ferry__fs_part_name(f->base, name, sizeof(name)) == 0)
-			unlinkat(f->parentfd, name, 0);
+	for (size_t i = 0; pe && i < n; i++) {
+		free(pe[i].ranges);
+		free(pe[i].text);
 	}
-	(void)r;
+	free(pe);
 }
 
-static int send_done(int fd, uint32_t idx, int status, uint32_t crc,
-		     uint32_t adler, const char *text)
-{
-	struct ferry_msg *m = calloc(1, sizeof(*m));
-	int err;
-
-	if (!m)
-		return -ENOMEM;
-	m->type = FERRY_MSG_FILE_DONE;
-	m->u.file_done.idx = idx;
-	m->u.file_done.status = status < 0 ? -status : status;
-	m->u.file_done.crc32c = crc;
-	m->u.file_done.adler32 = adler;
-	snprintf(m->u.file_done.text, sizeof(m->u.file_done.text), "%s", text);
-	err = ferry__ctrl_send(fd, m, 10000);
-	free(m);
-	return err;
-}
-
-/* Every chunk landed and the sender's sums are in: verify, publish. */
-static int finalize(struct ferry__frx *r, int fd, uint32_t idx)
-{
-	const struct ferry_entry *e = &r->m.e[idx];
-	struct frx_file *f = &r->f[idx];
-	uint32_t crc = 0, adler = 1;
-	char text[FERRY_ERRTEXT_MAX] = "";
-	int err = 0;
-
-	f->done = true;
-	r->pending--;
-	if (f->skip) {
-		close_file(r, f, false);
-		r->skipped++;
-		return 0; /* the sender reports it */
-	}
-	if (f->partfd < 0) /* an empty file, or resumed to the end */
-		f->partfd = ferry__fs_open_part(f->parentfd, f->base, e->size);
-	if (f->partfd < 0) {
-		err = f->partfd;
-		snprintf(text, sizeof(text), "cannot create it: %s",
-			 ferry_strerror(err));
-		goto fail;
-	}
-	if (f->jopen)
-		ferry__sums_combine(f->j.sums, f->j.n_chunks, e->size,
-				    r->chunk, &crc, &adler);
-	if (crc != f->s_crc ||
-	    (r->cksum == FERRY_CKSUM_ADLER32 && adler != f->s_adler)) {
-		err = -FERRY_ECRC;
-		ferry__metrics_file_cksum_fail();
-		snprintf(text, sizeof(text),
-			 "whole-file checksum mismatch (sender %s:%08x, receiver %s:%08x); not published",
-			 r->cksum == FERRY_CKSUM_ADLER32 ? "adler32" : "crc32c",
-			 r->cksum == FERRY_CKSUM_ADLER32 ? f->s_adler : f->s_crc,
-			 r->cksum == FERRY_CKSUM_ADLER32 ? "adler32" : "crc32c",
-			 r->cksum == FERRY_CKSUM_ADLER32 ? adler : crc);
-		goto fail;
-	}
-	err = ferry__fs_publish(f->parentfd, f->partfd, f->base, e->mode,
-				e->mtime_ns, r->flags & FERRY_FILES_FORCE);
-	if (err) {
-		snprintf(text, sizeof(text), "cannot publish it: %s%s",
-			 ferry_strerror(err),
-			 err == -EEXIST ? " (it appeared meanwhile)" : "");
-		goto fail;
-	}
-	close_file(r, f, true); /* the part name is gone; drop the journal */
-	close(f->parentfd);
-	f->parentfd = -1;
-	r->published++;
-	ferry__log(FERRY_LOG_INFO, "published %s:%08x  %s%s%s",
-		   r->cksum == FERRY_CKSUM_ADLER32 ? "adler32" : "crc32c",
-		   r->cksum == FERRY_CKSUM_ADLER32 ? adler : crc, r->dest,
-		   r->dest[0] ? "/" : "", e->path);
-	return send_done(fd, idx, 0, crc, adler, "");
-fail:
-	close_file(r, f, true);
-	r->failed++;
-	ferry__log(FERRY_LOG_ERR, "%s: %s", e->path, text);
-	return send_done(fd, idx, err, crc, adler, text);
-}
-
-/* Workers finished files: publish those whose sums are in. */
-int ferry__frx_work(void *ctx, int fd, char *why, size_t whylen)
-{
-	struct ferry__frx *r = ctx;
-	uint32_t idx;
-	int err;
-
-	ferry__fileq_ack(&r->q);
-	while (ferry__fileq_pop(&r->q, &idx)) {
-		r->f[idx].queued = true;
-		if (!r->f[idx].have_sum || r->f[idx].done)
-			continue;
-		err = finalize(r, fd, idx);
-		if (err) {
-			ferry__why(why, whylen, "control channel: %s",
-				   ferry_strerror(err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-int ferry__frx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,
-		   size_t whylen)
-{
-	struct ferry__frx *r = ctx;
-	const struct ferry_msg_file_sum *s = &m->u.file_sum;
-	struct frx_file *f;
-
-	if (m->type == FERRY_MSG_FIN)
-		return r->pending ? -FERRY_EPROTO : 1;
-	if (m->type != FERRY_MSG_FILE_SUM || s->idx >= r->m.n ||
-	    !r->f[s->idx].expect || r->f[s->idx].have_sum) {
-		ferry__why(why, whylen, "unexpected %s from the sender",
-			   ferry__ctrl_type_name(m->type));
-		return -FERRY_EPROTO;
-	}
-	f = &r->f[s->idx];
-	f->have_sum = true;
-	f->s_crc = s->crc32c;
-	f->s_adler = s->adler32;
-	f->skip = s->flags & FERRY_FILE_SUM_SKIP;
-	if (f->skip || f->queued) {
-		int err = finalize(r, fd, s->idx);
-		if (err) {
-			ferry__why(why, whylen, "control channel: %s",
-				   ferry_strerror(err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-/* Open --dir and check the destination below it ("" or "/": --dir
- * itself). Nothing is created here. */
+/* Open --dir and its staging area, and check the destination below it
+ * ("" or "/": --dir itself). Nothing is created here but the area. */
 static int open_dest(struct ferry__frx *r, const char *dir, const char *dest,
 		     char *why, size_t whylen)
 {
@@ -511,7 +501,56 @@ static int open_dest(struct ferry__frx *r, const char *dir, const char *dest,
 			   dest);
 		return -EXDEV;
 	}
+	ferry__dirs_init(&r->dirs, r->topfd);
+	r->stage[0].fd = r->topfd;
+	r->stage[0].rel = strdup("");
+	r->stage[0].st.dirfd = r->stage[0].st.lockfd = -1;
+	r->n_stage = 1;
+	err = r->stage[0].rel ? ferry__stage_open(&r->stage[0].st, r->topfd,
+						  false, why, whylen) : -ENOMEM;
+	if (err && err != -ENOENT)
+		return err;
+	r->n_mounts = ferry__fs_mounts_below(r->topfd, &r->mounts);
+	if (r->n_mounts < 0)
+		return r->n_mounts;
+	r->mstage = malloc(((size_t)r->n_mounts + 1) * sizeof(*r->mstage));
+	if (!r->mstage)
+		return -ENOMEM;
+	for (int i = 0; i < r->n_mounts; i++)
+		r->mstage[i] = -1;
 	return 0;
+}
+
+/* How many targets may be open at once: what the open-files limit
+ * leaves, less headroom for the sockets, rings and other sessions to
+ * come (a target of several chunks takes two descriptors: its part file
+ * and its journal). */
+static unsigned max_open(void)
+{
+	struct rlimit rl;
+	long used = ferry__fds_in_use();
+	uint64_t left;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return FRX_MAX_OPEN;
+	left = rl.rlim_cur > (rlim_t)used + 64 ? rl.rlim_cur - (rlim_t)used - 64 : 0;
+	left /= 4;
+	return left < 2 ? 2 : left > FRX_MAX_OPEN ? FRX_MAX_OPEN : (unsigned)left;
+}
+
+static int frx_init(struct ferry__frx *r, const struct ferry_opts *o)
+{
+	r->f = calloc(r->m.n + 1, sizeof(*r->f));
+	if (!r->f)
+		return -ENOMEM;
+	for (int i = 0; i < FRX_STRIPES; i++)
+		pthread_mutex_init(&r->stripe[i], NULL);
+	pthread_mutex_init(&r->open_lock, NULL);
+	r->locks = true;
+	r->max_open = max_open();
+	r->fsync_mode = o->fsync_mode;
+	r->keep_setid = o->keep_setid && !o->exports;
+	return ferry__fileq_init(&r->q, r->m.n);
 }
 
 #define FERRY__MAX_ENTRIES 10000000
@@ -527,9 +566,11 @@ int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
 
 	memset(r, 0, sizeof(*r));
 	r->dirfd = r->topfd = -1;
+	r->ctrl_fd = fd;
 	r->chunk = chunk;
 	r->q.efd = -1;
 	ferry__manifest_init(&r->m);
+	ferry__dirs_init(&r->dirs, -1);
 	if (!m)
 		return -ENOMEM;
 	err = ferry__ctrl_recv(fd, m, o->timeout_ms);
@@ -564,16 +605,7 @@ int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
 		if (err)
 			goto refuse;
 	}
-	r->f = calloc(r->m.n + 1, sizeof(*r->f));
-	if (!r->f) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < r->m.n; i++) {
-		pthread_mutex_init(&r->f[i].lock, NULL);
-		r->f[i].parentfd = r->f[i].partfd = -1;
-	}
-	err = ferry__fileq_init(&r->q, r->m.n);
+	err = frx_init(r, o);
 	if (!err)
 		err = ferry__frx_plan(r, &pe, &n_pe, why, whylen);
 	if (err)
@@ -595,33 +627,7 @@ io:
 refuse:
 	ferry__ctrl_send_error(fd, err, "%s", why);
 out:
-	for (size_t i = 0; i < n_pe; i++)
-		free(pe[i].ranges);
-	free(pe);
+	ferry__frx_plan_free(pe, n_pe);
 	free(m);
 	return err;
-}
-
-void ferry__frx_close(struct ferry__frx *r, bool ok)
-{
-	for (size_t i = 0; r->f && i < r->m.n; i++) {
-		struct frx_file *f = &r->f[i];
-		/* unfinished files keep their part and journal for resume */
-		close_file(r, f, false);
-		if (f->parentfd >= 0)
-			close(f->parentfd);
-		pthread_mutex_destroy(&f->lock);
-	}
-	/* directory modes last, so a read-only directory could be filled */
-	for (size_t i = 0; ok && r->dirfd >= 0 && i < r->m.n; i++)
-		if (r->m.e[i].type == FERRY_ENTRY_DIR)
-			fchmodat(r->dirfd, r->m.e[i].path, r->m.e[i].mode & 07777,
-				 0);
-	if (r->dirfd >= 0)
-		close(r->dirfd);
-	if (r->topfd >= 0)
-		close(r->topfd);
-	free(r->f);
-	ferry__fileq_free(&r->q);
-	ferry__manifest_free(&r->m);
 }

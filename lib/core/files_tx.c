@@ -171,6 +171,12 @@ static int apply_plan(void *arg, const struct ferry__plan_entry *e)
 	if (e->action == FERRY__PLAN_EXISTS) {
 		pc->exists_crc[e->idx] = e->crc32c;
 		pc->exists_adler[e->idx] = e->adler32;
+	} else if (e->action == FERRY__PLAN_FAIL) {
+		/* this file alone cannot land; the receiver said why */
+		f->skip = true;
+		f->status = e->status ? -(int)e->status : -EIO;
+		snprintf(f->why, sizeof(f->why), "%s",
+			 e->text ? e->text : "refused by the receiver");
 	} else if (e->action == FERRY__PLAN_RESUME) {
 		uint8_t *th = calloc(f->n_chunks ? f->n_chunks : 1, 1);
 		if (!th)
@@ -328,6 +334,9 @@ static int exchange_plan(struct tx_ctx *c, int fd, const struct ferry_opts *o,
 	/* skip-existing: compare whole-file sums now, before any data */
 	for (size_t i = 0; i < t->m.n; i++) {
 		struct ftx_file *f = &t->f[i];
+		if (t->m.e[i].type == FERRY_ENTRY_FILE &&
+		    f->action == FERRY__PLAN_FAIL)
+			report_file(c, (uint32_t)i);
 		if (t->m.e[i].type != FERRY_ENTRY_FILE ||
 		    f->action != FERRY__PLAN_EXISTS)
 			continue;
@@ -490,7 +499,7 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 		err = ferry__client_connect(&p, fd, o, &xa, rep, why, whylen);
 	/* files not sent: the receiver may close them now */
 	for (size_t i = 0; !err && i < t.m.n; i++)
-		if (t.f[i].skip)
+		if (t.f[i].skip && t.f[i].action != FERRY__PLAN_FAIL)
 			err = send_sum(fd, o->timeout_ms, (uint32_t)i,
 				       FERRY_FILE_SUM_SKIP, t.f[i].crc32c,
 				       t.f[i].adler32);

@@ -19,6 +19,24 @@ void ferry_opts_init(struct ferry_opts *o)
 	o->interval = 1.0;
 }
 
+const char *ferry_fsync_name(int mode)
+{
+	return mode == FERRY_FSYNC_FILE ? "file" :
+	       mode == FERRY_FSYNC_END ? "end" :
+	       mode == FERRY_FSYNC_BATCH ? "batch" : "?";
+}
+
+int ferry_fsync_parse(const char *name)
+{
+	static const int modes[] = { FERRY_FSYNC_BATCH, FERRY_FSYNC_FILE,
+				     FERRY_FSYNC_END };
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(name, ferry_fsync_name(modes[i])))
+			return modes[i];
+	return -1;
+}
+
 int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen)
 {
 	struct ferry__pipe p = { 0 };

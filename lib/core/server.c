@@ -359,6 +359,11 @@ static int run(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 			if (err)
 				goto fail;
 		}
+		if (h->tick) {
+			err = h->tick(h->ctx, fd, why, whylen);
+			if (err)
+				goto fail;
+		}
 		if (n <= 0 || !(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
 		err = ferry__ctrl_recv(fd, m, o->timeout_ms);
@@ -601,6 +606,7 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 		h = (struct ferry__hooks){ .wake_fd = files->q.efd,
 					   .work = ferry__frx_work,
 					   .msg = ferry__frx_msg,
+					   .tick = ferry__frx_tick,
 					   .ctx = files };
 	}
 	if (mp->u.propose.mode == FERRY_MODE_OSU) {

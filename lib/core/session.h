@@ -19,6 +19,9 @@ struct ferry__hooks {
 	/* Sender: true when the control side has nothing left to wait for
 	 * (every file has its result). NULL: always true. */
 	bool (*settled)(void *ctx);
+	/* Receiver: called at every wake-up of the control loop (at least
+	 * every interval tick), for work that waits on time. NULL: none. */
+	int (*tick)(void *ctx, int fd, char *why, size_t whylen);
 	void *ctx;
 };
 

@@ -5,6 +5,7 @@
  * ".." nor a symlink planted in the tree can lead outside it.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -127,93 +128,144 @@ int ferry__fs_mkdirs(int dirfd, const char *relpath, mode_t mode)
 	return ret;
 }
 
-static int side_name(const char *base, const char *suffix, char *buf,
-		     size_t len)
+void ferry__dirs_init(struct ferry__dirs *d, int rootfd)
 {
-	int n;
-
-	if (!base[0] || strchr(base, '/'))
-		return -EINVAL;
-	n = snprintf(buf, len, ".%s.%s", base, suffix);
-	if (n < 0)
-		return -EINVAL;
-	if ((size_t)n >= len || n > NAME_MAX)
-		return -ENAMETOOLONG;
-	return 0;
+	memset(d, 0, sizeof(*d));
+	d->rootfd = rootfd;
+	for (int i = 0; i < FERRY__DIRS_N; i++)
+		d->e[i].fd = -1;
 }
 
-int ferry__fs_part_name(const char *base, char *buf, size_t len)
+int ferry__dirs_parent(struct ferry__dirs *d, const char *relpath,
+		       bool create, mode_t create_mode, const char **base)
 {
-	return side_name(base, "ferry-part", buf, len);
-}
+	const char *slash = strrchr(relpath, '/');
+	size_t len = slash ? (size_t)(slash - relpath) : 0;
+	int victim = 0, fd = rel_check(relpath);
 
-int ferry__fs_journal_name(const char *base, char *buf, size_t len)
-{
-	return side_name(base, "ferry-journal", buf, len);
-}
-
-int ferry__fs_open_part(int parentfd, const char *base, uint64_t size)
-{
-	char part[NAME_MAX + 1];
-	struct stat st;
-	int fd, ret;
-
-	if (size > INT64_MAX)
-		return -EFBIG;
-	ret = ferry__fs_part_name(base, part, sizeof(part));
-	if (ret)
-		return ret;
-	fd = openat(parentfd, part,
-		    O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-		    0600);
+	if (fd)
+		return fd;
+	for (int i = 0; i < FERRY__DIRS_N; i++) {
+		if (d->e[i].path && d->e[i].len == len &&
+		    !memcmp(d->e[i].path, relpath, len)) {
+			d->e[i].used = ++d->clock;
+			*base = slash ? slash + 1 : relpath;
+			return d->e[i].fd;
+		}
+		if (d->e[i].used < d->e[victim].used)
+			victim = i;
+	}
+	fd = ferry__fs_open_parent(d->rootfd, relpath, create, create_mode,
+				   base);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		ret = -errno;
-		goto err_fd;
+		return fd;
+	char *copy = strndup(relpath, len);
+	if (!copy) {
+		close(fd);
+		return -ENOMEM;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = -EINVAL;
-		goto err_fd;
+	if (d->e[victim].path) {
+		free(d->e[victim].path);
+		close(d->e[victim].fd);
 	}
-	if ((uint64_t)st.st_size != size && ftruncate(fd, (off_t)size)) {
-		ret = -errno;
-		goto err_fd;
-	}
+	d->e[victim].path = copy;
+	d->e[victim].len = len;
+	d->e[victim].fd = fd;
+	d->e[victim].used = ++d->clock;
 	return fd;
-
-err_fd:
-	close(fd);
-	return ret;
 }
 
-/* rename without replacing: renameat2, or where the file system does not
- * have RENAME_NOREPLACE, a hard link (which fails when the name exists)
- * and an unlink. */
-static int rename_noreplace(int dirfd, const char *from, const char *to)
+void ferry__dirs_free(struct ferry__dirs *d)
 {
-	if (renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -errno;
-	if (linkat(dirfd, from, dirfd, to, 0))
-		return -errno;
-	if (unlinkat(dirfd, from, 0))
-		return -errno;
-	return 0;
+	for (int i = 0; i < FERRY__DIRS_N; i++) {
+		if (d->e[i].path) {
+			free(d->e[i].path);
+			close(d->e[i].fd);
+		}
+		d->e[i].path = NULL;
+		d->e[i].fd = -1;
+	}
 }
 
-int ferry__fs_publish(int parentfd, int partfd, const char *base,
-		      mode_t mode, int64_t mtime_ns, bool replace)
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' &&
+		    r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 +
+				      (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+static int longest_first(const void *a, const void *b)
+{
+	size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+int ferry__fs_mounts_below(int rootfd, char ***out)
+{
+	char link[64], root[PATH_MAX + 1], *line = NULL, **v = NULL;
+	size_t cap = 0, n = 0, rlen;
+	ssize_t len;
+	FILE *mi;
+
+	*out = NULL;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", rootfd);
+	len = readlink(link, root, sizeof(root) - 1);
+	mi = len > 0 ? fopen("/proc/self/mountinfo", "re") : NULL;
+	if (!mi)
+		return 0;
+	root[len] = '\0';
+	rlen = strcmp(root, "/") ? (size_t)len : 0;
+	while (getline(&line, &cap, mi) > 0) {
+		/* id parent major:minor root MOUNTPOINT options ... */
+		char *f = line, *mp = NULL;
+		for (int i = 0; i < 5 && f; i++) {
+			mp = strsep(&f, " ");
+		}
+		if (!mp || !f)
+			continue;
+		unescape(mp);
+		if (strncmp(mp, root, rlen) || mp[rlen] != '/' || !mp[rlen + 1])
+			continue;
+		char **nv = realloc(v, (n + 1) * sizeof(*v));
+		char *rel = strdup(mp + rlen + 1);
+		if (!nv || !rel) {
+			free(rel);
+			v = nv ? nv : v;
+			while (n)
+				free(v[--n]);
+			free(v);
+			free(line);
+			fclose(mi);
+			return -ENOMEM;
+		}
+		v = nv;
+		v[n++] = rel;
+	}
+	free(line);
+	fclose(mi);
+	if (n)
+		qsort(v, n, sizeof(*v), longest_first);
+	*out = v;
+	return (int)n;
+}
+
+int ferry__fs_set_meta(int fd, mode_t mode, int64_t mtime_ns)
 {
 	int64_t sec = mtime_ns / 1000000000, nsec = mtime_ns % 1000000000;
-	char part[NAME_MAX + 1];
 	struct timespec ts[2];
-	int ret;
 
-	ret = ferry__fs_part_name(base, part, sizeof(part));
-	if (ret)
-		return ret;
 	if (nsec < 0) { /* before 1970: keep tv_nsec in [0, 1e9) */
 		sec--;
 		nsec += 1000000000;
@@ -222,16 +274,7 @@ int ferry__fs_publish(int parentfd, int partfd, const char *base,
 	ts[0].tv_nsec = UTIME_OMIT;
 	ts[1].tv_sec = (time_t)sec;
 	ts[1].tv_nsec = (long)nsec;
-	if (fchmod(partfd, mode & 07777) || futimens(partfd, ts) ||
-	    fsync(partfd))
-		return -errno;
-	if (replace)
-		ret = renameat(parentfd, part, parentfd, base) ? -errno : 0;
-	else
-		ret = rename_noreplace(parentfd, part, base);
-	if (ret)
-		return ret;
-	return fsync(parentfd) ? -errno : 0;
+	return fchmod(fd, mode & 07777) || futimens(fd, ts) ? -errno : 0;
 }
 
 int ferry__fs_free_bytes(int dirfd, uint64_t *out)

@@ -21,23 +21,36 @@ int ferry__fs_open_parent(int dirfd, const char *relpath, bool create,
 /* mkdir -p of relpath itself below dirfd, same rules. */
 int ferry__fs_mkdirs(int dirfd, const char *relpath, mode_t mode);
 
-/* The names used beside a target NAME in its directory:
- *   ".NAME.ferry-part"     the data being written
- *   ".NAME.ferry-journal"  verified chunk ranges, for resume
- * buf must hold NAME_MAX+1 bytes; -ENAMETOOLONG if the name does not fit. */
-int ferry__fs_part_name(const char *base, char *buf, size_t len);
-int ferry__fs_journal_name(const char *base, char *buf, size_t len);
+/* A few directory fds below a root, by path, for the many files of one
+ * directory: most lookups cost no system call. Control thread only. */
+#define FERRY__DIRS_N 8
+struct ferry__dirs {
+	int rootfd; /* not owned */
+	uint64_t clock;
+	struct {
+		char *path; /* NULL: free */
+		size_t len;
+		int fd;
+		uint64_t used;
+	} e[FERRY__DIRS_N];
+};
 
-/* Open the part file (O_RDWR|O_CREAT, no truncation so resume keeps what
- * it has; mode 0600 until published) and size it to size with
- * ftruncate (sparse). Returns the fd or -errno. */
-int ferry__fs_open_part(int parentfd, const char *base, uint64_t size);
+void ferry__dirs_init(struct ferry__dirs *d, int rootfd);
+/* The parent directory of relpath below the root, as ferry__fs_open_parent
+ * (with create: made as needed), and *base its last component. The fd is
+ * the cache's: valid until the next call; do not close it. */
+int ferry__dirs_parent(struct ferry__dirs *d, const char *relpath,
+		       bool create, mode_t create_mode, const char **base);
+void ferry__dirs_free(struct ferry__dirs *d);
 
-/* Publish: fsync the part file, set mode and mtime, rename it over NAME
- * (refusing to replace an existing NAME unless replace: -EEXIST; uses
- * renameat2 RENAME_NOREPLACE), then fsync the directory. */
-int ferry__fs_publish(int parentfd, int partfd, const char *base,
-		      mode_t mode, int64_t mtime_ns, bool replace);
+/* The mount points strictly below the directory rootfd (from
+ * /proc/self/mountinfo), as paths relative to it, longest first: *out is
+ * an array of n strings (free each, then the array). Returns n (0: none,
+ * or no /proc) or -ENOMEM. */
+int ferry__fs_mounts_below(int rootfd, char ***out);
+
+/* Set a finished file's mode and mtime. */
+int ferry__fs_set_meta(int fd, mode_t mode, int64_t mtime_ns);
 
 /* Free bytes available to this user on the file system of dirfd. */
 int ferry__fs_free_bytes(int dirfd, uint64_t *out);

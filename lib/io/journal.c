@@ -232,6 +232,10 @@ int ferry__journal_open(struct ferry_journal *j, int parentfd,
 		rc = -EINVAL;
 		goto close_fd;
 	}
+	if (st.st_nlink != 1) {
+		rc = -ESTALE; /* a second name would take our writes elsewhere */
+		goto close_fd;
+	}
 	rc = load(j, fd, &end);
 	if (rc < 0)
 		goto close_fd;
@@ -287,6 +291,33 @@ int ferry__journal_add(struct ferry_journal *j, uint64_t idx, uint32_t crc32c,
 	s->crc32c = crc32c;
 	s->adler32 = adler32;
 	s->have = true;
+	return 0;
+}
+
+void ferry__journal_detach(struct ferry_journal *j)
+{
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = -1;
+}
+
+int ferry__journal_reopen(struct ferry_journal *j, int parentfd,
+			  const char *name)
+{
+	struct stat st;
+	int fd;
+
+	if (j->fd >= 0)
+		return 0;
+	fd = openat(parentfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    (uint64_t)st.st_size > atomic_load(&j->end_)) {
+		close(fd);
+		return -ESTALE;
+	}
+	j->fd = fd;
 	return 0;
 }
 

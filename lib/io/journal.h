@@ -42,8 +42,8 @@ uint64_t ferry__journal_chunks(uint64_t size, uint64_t chunk_size);
 /* Open the journal NAME in parentfd for h. An existing journal with the
  * same header is loaded (sums[] filled from its records); one with another
  * header, or unreadable, is replaced by a fresh one (*reused = false).
- * Returns 0, -EINVAL (chunk_size 0), -EFBIG (more than 1 << 28 chunks)
- * or -errno. */
+ * Returns 0, -EINVAL (chunk_size 0), -EFBIG (more than 1 << 28 chunks),
+ * -ESTALE (NAME has more than one link: not touched) or -errno. */
 int ferry__journal_open(struct ferry_journal *j, int parentfd,
 			const char *name, const struct ferry_journal_hdr *h,
 			bool *reused);
@@ -55,6 +55,14 @@ int ferry__journal_open(struct ferry_journal *j, int parentfd,
  * record wins. Returns 0, -EINVAL for idx >= n_chunks, or -errno. */
 int ferry__journal_add(struct ferry_journal *j, uint64_t idx, uint32_t crc32c,
 		       uint32_t adler32);
+
+/* Close the journal's file but keep its sums (to bound open files);
+ * reopen NAME in parentfd before the next add. Reopen refuses (-ESTALE)
+ * a file that is not a regular file with one link, or longer than what
+ * this journal wrote. */
+void ferry__journal_detach(struct ferry_journal *j);
+int ferry__journal_reopen(struct ferry_journal *j, int parentfd,
+			  const char *name);
 
 /* fdatasync the journal. */
 int ferry__journal_sync(struct ferry_journal *j);

@@ -29,6 +29,9 @@ static inline uint64_t ferry__now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Descriptors this process has open now (a scan of /proc/self/fd). */
+long ferry__fds_in_use(void);
+
 /* Fill buf with len bytes from getrandom(). Returns 0 or -errno. */
 int ferry__random(void *buf, size_t len);
 

@@ -46,6 +46,7 @@
         fault, seed, outcome, corrupt, partial, leaks, note).
 """
 import ctypes
+import hashlib
 import json
 import os
 import random
@@ -56,8 +57,18 @@ import sys
 import time
 import zlib
 
-SIDE = (".ferry-part", ".ferry-journal")
 JHDR, JREC = 36, 20
+STAGE = ".ferry"  # the receiver's staging area, at the top of its root
+
+
+def staged(case, rel, kind):
+    """Where the receiver whose root holds the directory CASE stages the
+    target CASE/REL ("part" or "jrnl"): ROOT/.ferry/ab/<hash>.KIND, the
+    hash of the target's path below the root (lib/io/stage.h)."""
+    root, c = os.path.split(os.path.normpath(case))
+    h = hashlib.sha256(b"ferry-stage-1\0" +
+                       os.path.join(c, rel).encode()).hexdigest()[:32]
+    return os.path.join(root, STAGE, h[:2], f"{h}.{kind}")
 
 
 # ---- crc32c: ISA-L (ferry's own dependency) when it loads, else a table --
@@ -180,7 +191,7 @@ def cmd_kill(argv, kill=True):
             break
         if kind == "j":
             name, k = arg.rsplit(":", 1)
-            if jrecs(os.path.join(d, f".{name}.ferry-journal")) >= int(k) or \
+            if jrecs(staged(case, f"src/{name}", "jrnl")) >= int(k) or \
                     os.path.exists(os.path.join(d, name)):
                 extra = r.uniform(0, 0.02)
                 break
@@ -205,9 +216,9 @@ def cmd_kill(argv, kill=True):
         except ProcessLookupError:
             pass
     now = time.monotonic() - t0
-    js = {n[1:-len(".ferry-journal")]: jrecs(os.path.join(d, n))
-          for n in listing(d) if n.endswith(".ferry-journal")}
-    pub = [n for n in listing(d) if not n.endswith(SIDE)]
+    js = {n: jrecs(staged(case, f"src/{n}", "jrnl"))
+          for n in "abcdef" if jrecs(staged(case, f"src/{n}", "jrnl")) >= 0}
+    pub = listing(d)
     if fill:
         print(f"filled the file system with {filled >> 10} KiB ({fill})")
     print(f"{'killed' if kill else 'reached'} at {now:.2f} s"
@@ -263,9 +274,9 @@ def cmd_state(argv):
     st = {}
     srcs = walk_files(src)
     for rel, sp in sorted(srcs.items()):
-        d, n = os.path.split(os.path.join(dst, rel))
-        final, part = os.path.join(d, n), os.path.join(d, f".{n}.ferry-part")
-        jnl = os.path.join(d, f".{n}.ferry-journal")
+        final = os.path.join(dst, rel)
+        srel = os.path.join(os.path.basename(dst), rel)
+        part, jnl = staged(case, srel, "part"), staged(case, srel, "jrnl")
         size = os.path.getsize(sp)
         s = {"size": size, "published": False, "journal": 0, "have": 0}
         if os.path.exists(final):
@@ -284,8 +295,7 @@ def cmd_state(argv):
         st[rel] = s
     extra = [os.path.relpath(os.path.join(d, n), dst)
              for d, _, fs in os.walk(dst) for n in fs
-             if not n.endswith(SIDE)
-             and os.path.relpath(os.path.join(d, n), dst) not in srcs]
+             if os.path.relpath(os.path.join(d, n), dst) not in srcs]
     if extra:
         fail(f"files that are not in the source: {extra}")
         ok = False
@@ -363,8 +373,11 @@ def cmd_plant(argv):
     between the rename and removing the journal leaves."""
     src, case, rel, chunk = argv[0], argv[1], argv[2], int(argv[3])
     sp = os.path.join(src, rel)
-    d, n = os.path.split(os.path.join(case, os.path.basename(
-        os.path.normpath(src)), rel))
+    jnl = staged(case, os.path.join(os.path.basename(
+        os.path.normpath(src)), rel), "jrnl")
+    area = os.path.dirname(os.path.dirname(jnl))
+    os.makedirs(area, mode=0o700, exist_ok=True)
+    os.makedirs(os.path.dirname(jnl), mode=0o700, exist_ok=True)
     st = os.stat(sp)
     hdr = struct.pack("<4sIQqQ", b"FJNL", 1, st.st_size, st.st_mtime_ns, chunk)
     out = hdr + struct.pack("<I", crc32c(hdr))
@@ -373,9 +386,9 @@ def cmd_plant(argv):
             b = f.read(chunk)
             rec = struct.pack("<QII", k, crc32c(b), zlib.adler32(b))
             out += rec + struct.pack("<I", crc32c(rec))
-    with open(os.path.join(d, f".{n}.ferry-journal"), "wb") as f:
+    with open(jnl, "wb") as f:
         f.write(out)
-    print(f"planted .{n}.ferry-journal ({len(out)} bytes) beside {n}")
+    print(f"planted the journal of {rel} ({len(out)} bytes), no part file")
     return True
 
 
@@ -454,6 +467,13 @@ def cmd_compare(argv):
             rel = os.path.relpath(os.path.join(d, n), dst)
             if rel not in seen:
                 fail(f"{rel}: at the destination, not in the source")
+                ok = False
+    case = os.path.dirname(os.path.normpath(dst))
+    for rel in seen:
+        srel = os.path.join(os.path.basename(os.path.normpath(dst)), rel)
+        for kind in ("part", "jrnl"):
+            if os.path.exists(staged(case, srel, kind)):
+                fail(f"{rel}: its {kind} file is still staged")
                 ok = False
     return ok
 

@@ -101,7 +101,7 @@ expect_fail 2 "both sides are local" cp_ $T/local/f1 $T/out/
 expect_fail 2 "drop --dir" $FERRY serve --exports $T/a.conf --dir $T -p $(free_port)
 echo "key bad" >> $T/a.conf.tmp
 expect_fail 1 "a.conf.tmp:4" $FERRY serve --exports $T/a.conf.tmp -B 127.0.0.1 -p $(free_port)
-ls -aR $T/a $T/b $T/out | grep -q "ferry-part" && fail "a part file was left behind"
+find $T/a $T/b $T/out -name .ferry | grep -q . && fail "a staging area was left behind: $(find $T/a $T/b $T/out -path '*.ferry*')"
 
 note "interrupted: ferry cp stops the source daemon's push too"
 # a slow source (8 KiB socket buffers) so the copy is still running

@@ -101,9 +101,11 @@ sessions_ended() {
 # KILL_DELAY and kill -9 PID. Returns 0 when the kill caught b_big
 # mid-file (its part file there, its final name not).
 kill_mid() {
-	local c=$W/$1/src i
+	local c=$W/$1/src i part jrnl
+	part=$(staged "$W" "$1/src/b_big" part)
+	jrnl=$(staged "$W" "$1/src/b_big" jrnl)
 	for i in $(seq 400); do
-		[ -e "$c/.b_big.ferry-part" ] && break
+		[ -e "$part" ] && break
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.025
 	done
@@ -114,9 +116,9 @@ kill_mid() {
 		note "SKIPPED ($1): the transfer finished before the kill"
 		return 1
 	fi
-	[ -e "$c/.b_big.ferry-part" ] || { bad "($1) no part file .b_big.ferry-part after the kill: $(ls -A "$c" 2>&1 | paste -sd' ')"; return 1; }
-	[ -e "$c/.b_big.ferry-journal" ] || bad "($1) no journal .b_big.ferry-journal beside the part file"
-	echo "killed mid-file: $(( ($(stat -c %s "$c/.b_big.ferry-journal") - 36) / 20 )) chunk records in the journal; published: $(ls "$c" | paste -sd' ')"
+	[ -e "$part" ] || { bad "($1) no staged part file of b_big after the kill: $(ls -AR "$W/.ferry" 2>&1 | paste -sd' ')"; return 1; }
+	[ -e "$jrnl" ] || bad "($1) no staged journal of b_big beside its part file"
+	echo "killed mid-file: $(( ($(stat -c %s "$jrnl") - 36) / 20 )) chunk records in the journal; published: $(ls "$c" | paste -sd' ')"
 	return 0
 }
 
@@ -129,8 +131,6 @@ src, dst, what = sys.argv[1:]
 bad = []
 for d, _, files in os.walk(dst):
     for n in files:
-        if n.startswith(".") and n.endswith((".ferry-part", ".ferry-journal")):
-            continue
         p = os.path.join(d, n)
         s = os.path.join(src, os.path.relpath(p, dst))
         if not os.path.exists(s) or not filecmp.cmp(s, p, shallow=False):
@@ -169,14 +169,17 @@ note "the watcher catches a short file and a wrong one under final names"
 mkdir -p "$T/wself/x/src"
 head -c 1000 "$S/a_small" >"$T/wself/x/src/a_small"  # too short
 head -c $((3 * MiB + 5)) /dev/zero >"$T/wself/x/src/c_small" # right size, wrong data
-cp "$S/a_small" "$T/wself/x/src/.a_small.ferry-part" # not a final name
+mkdir -p "$T/wself/.ferry/ab"
+cp "$S/a_small" "$T/wself/.ferry/ab/0123.part" # staged: not a final name
+cp "$S/a_small" "$T/wself/x/src/.a_small.ferry-part" # a user's file: a final name
 touch "$T/wself.stop"
 timeout 60 python3 "$HERE/files_watch.py" "$S" "$T/wself" "$T/wself.stop" "$T/wself.json" ||
 	fail "the watcher does not run"
 python3 - "$T/wself.json" <<'PY' || fail "the watcher misses planted violations"
 import json, sys
 v = json.load(open(sys.argv[1]))["violations"]
-assert len(v) == 2 and "a_small" in v[0] + v[1] and "c_small" in v[0] + v[1], v
+assert len(v) == 3 and "a_small" in v[0] + v[1] + v[2] and "c_small" in v[0] + v[1] + v[2] \
+    and "no source" in " ".join(v), v
 print(f"ok: {len(v)} planted violations seen")
 PY
 
@@ -201,7 +204,7 @@ if kill_mid a $SPID; then
 	fi
 	resumed "$T/a2.json" "(a) rerun"
 	same_tree "$S" "$W/a/src" || bad "(a) the rerun's files differ"
-	no_sidecars "$W/a" "(a)"
+	no_sidecars "$W" "(a)"
 fi
 
 note "(b) the receiver killed mid-file and restarted, then the command again"
@@ -225,7 +228,7 @@ if kill_mid b $rbpid; then
 		bad "(b) rerun after the receiver's restart failed: $(head -c 400 "$T/b2.err")"
 	resumed "$T/b2.json" "(b) rerun"
 	same_tree "$S" "$W/b/src" || bad "(b) the rerun's files differ"
-	no_sidecars "$W/b" "(b)"
+	no_sidecars "$W" "(b)"
 else
 	kill -9 $spid 2>/dev/null
 	wait $spid 2>/dev/null
@@ -255,7 +258,7 @@ corrupt() {
 		bad "$what: the rerun without the hook failed: $(head -c 400 "$T/$c.2.err")"
 	json_ok "$T/$c.2.json" "$what: rerun"
 	same_tree "$S" "$W/$c/src" || bad "$what: the rerun's files differ"
-	no_sidecars "$W/$c" "$what"
+	no_sidecars "$W" "$what"
 }
 
 FRAME=$((24 + 4096))  # a data frame: its header, the chunk header block
@@ -275,7 +278,7 @@ send_bg "$T/d1.out" "$T/d1.err" --force "$S" "$H:/d"
 if kill_mid d $SPID; then
 	lost=$((lost + 1))
 	sessions_ended recv $lost
-	[ "$(stat -c %s "$W/d/src/.b_big.ferry-journal")" -gt 36 ] ||
+	[ "$(stat -c %s "$(staged "$W" d/src/b_big jrnl)")" -gt 36 ] ||
 		note "(d) the journal holds no chunk yet: this run shows little"
 	# same size, other contents, a new mtime; replaced by rename
 	cp "$S/b_big" "$T/b_big.new"
@@ -293,7 +296,7 @@ print(f"(d) rerun: b_big sent {e['sent']} of {e['bytes']}, resumed {e['resumed']
 assert e["ok"] and not e["resumed"] and e["sent"] == e["bytes"], e
 PY
 	same_tree "$S" "$W/d/src" || bad "(d) the rerun's files differ from the changed source"
-	no_sidecars "$W/d" "(d)"
+	no_sidecars "$W" "(d)"
 fi
 
 note "(e) the part file damaged between attempts (a journaled chunk)"
@@ -301,7 +304,7 @@ send_bg "$T/e1.out" "$T/e1.err" --force "$S" "$H:/e"
 if kill_mid e $SPID; then
 	lost=$((lost + 1))
 	sessions_ended recv $lost
-	python3 - "$W/e/src/.b_big.ferry-part" <<'PY'
+	python3 - "$(staged "$W" e/src/b_big part)" <<'PY'
 import sys
 with open(sys.argv[1], "r+b") as f:
     f.seek(1000); b = f.read(1); f.seek(1000); f.write(bytes([b[0] ^ 0xFF]))
@@ -309,7 +312,7 @@ PY
 	send -- --force --json "$S" "$H:/e" >"$T/e2.json" 2>"$T/e2.err" ||
 		bad "(e) rerun after the part file was damaged failed: $(head -c 400 "$T/e2.err")"
 	same_tree "$S" "$W/e/src" || bad "(e) the damaged part file was published"
-	no_sidecars "$W/e" "(e)"
+	no_sidecars "$W" "(e)"
 	grep -q "does not match its journal" "$T/recv.err" &&
 		echo "the receiver noticed: $(grep "does not match its journal" "$T/recv.err" | tail -n 1)"
 fi

@@ -59,12 +59,14 @@ wait_gone() {
 	return 1
 }
 
-# sidecars DIR: part files and journals below DIR (none: empty output).
+# sidecars ROOT: part files and journals in the staging area of the
+# receiver whose root is ROOT (none: empty output).
 sidecars() {
-	find "$1" \( -name '*.ferry-part' -o -name '*.ferry-journal' \) 2>/dev/null
+	find "$1/.ferry" -type f ! -name lock 2>/dev/null
 }
 
-# no_sidecars DIR WHAT: bad if any part file or journal is left below DIR.
+# no_sidecars ROOT WHAT: bad if any part file or journal is left in the
+# staging area of ROOT.
 no_sidecars() {
 	local left
 	left=$(sidecars "$1")

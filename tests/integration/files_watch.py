@@ -4,7 +4,7 @@
     files_watch.py SRC WATCH STOPFILE REPORT
 
 Every few milliseconds, list WATCH recursively. A file under a final name
-(not .NAME.ferry-part or .NAME.ferry-journal) at WATCH/A/B/.../NAME stands
+(anything but the staging area WATCH/.ferry) at WATCH/A/B/.../NAME stands
 for the source SRC/B/.../NAME (A: one directory per test case, the next
 component the name the sender's argument arrives under; it is dropped and
 SRC's own name is not used, so SRC/x maps from WATCH/case/src/x). Each one
@@ -25,7 +25,7 @@ import stat
 import sys
 import time
 
-SIDE = (".ferry-part", ".ferry-journal")
+STAGE = ".ferry"  # the receiver's staging area, at the top of its root
 
 
 def sha(fd):
@@ -113,9 +113,9 @@ def main():
         nonlocal scans
         scans += 1
         for d, dirs, files in os.walk(watch):
+            if d == watch and STAGE in dirs:
+                dirs.remove(STAGE)
             for n in files:
-                if n.startswith(".") and n.endswith(SIDE):
-                    continue
                 p = os.path.join(d, n)
                 check(p, os.path.relpath(p, watch))
 

@@ -62,6 +62,14 @@ finish() {
 	exit 0
 }
 
+# staged ROOT REL part|jrnl: where a receiver whose root (--dir, export
+# root) is ROOT stages the target REL below it (lib/io/stage.h).
+staged() {
+	local h
+	h=$(printf 'ferry-stage-1\0%s' "$2" | sha256sum | cut -c1-32)
+	echo "$1/.ferry/${h:0:2}/$h.$3"
+}
+
 # A TCP port nobody listens on (loopback or in the current namespace).
 free_port() {
 	local p

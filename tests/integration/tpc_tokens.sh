@@ -47,7 +47,7 @@ name name.dat the token is for
 size size.dat bytes, not
 dest dest.dat the token is for files in
 CASES
-ls -a $T/b/in | grep -q ferry-part && fail "a part file was left behind"
+find $T/b -name .ferry | grep -q . && fail "a staging area was left behind: $(find $T/b -path '*.ferry*')"
 # the reuse case's first use went through; nothing else arrived
 [ "$(ls $T/b/in | sort | tr '\n' ' ')" = "once.dat reuse.dat " ] ||
 	fail "unexpected files at the destination: $(ls $T/b/in)"

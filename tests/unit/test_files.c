@@ -1,4 +1,5 @@
-/* Receiver-side file system work: confined opens, part files, publish. */
+/* Receiver-side file system work: confined opens, the directory cache,
+ * metadata, space, source files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -31,30 +32,6 @@ static void put_at(int dirfd, const char *rel, const char *text)
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
-}
-
-static void test_names(void)
-{
-	char buf[NAME_MAX + 1], base[NAME_MAX + 1];
-
-	CU_ASSERT_EQUAL(ferry__fs_part_name("x.dat", buf, sizeof(buf)), 0);
-	CU_ASSERT_STRING_EQUAL(buf, ".x.dat.ferry-part");
-	CU_ASSERT_EQUAL(ferry__fs_journal_name("données é", buf, sizeof(buf)),
-			0);
-	CU_ASSERT_STRING_EQUAL(buf, ".données é.ferry-journal");
-	CU_ASSERT_EQUAL(ferry__fs_part_name("x.dat", buf, 10), -ENAMETOOLONG);
-	/* 255 - strlen("..ferry-part") = 243 bytes is the longest base */
-	memset(base, 'b', sizeof(base));
-	base[243] = '\0';
-	CU_ASSERT_EQUAL(ferry__fs_part_name(base, buf, sizeof(buf)), 0);
-	CU_ASSERT_EQUAL(strlen(buf), NAME_MAX);
-	base[243] = 'b';
-	base[244] = '\0';
-	CU_ASSERT_EQUAL(ferry__fs_part_name(base, buf, sizeof(buf)),
-			-ENAMETOOLONG);
-	CU_ASSERT_EQUAL(ferry__fs_journal_name("a/b", buf, sizeof(buf)),
-			-EINVAL);
-	CU_ASSERT_EQUAL(ferry__fs_journal_name("", buf, sizeof(buf)), -EINVAL);
 }
 
 static void test_open_parent(void)
@@ -157,96 +134,64 @@ static void test_mkdirs(void)
 	CU_ASSERT_EQUAL(ferry__fs_mkdirs(destfd, "../m", 0755), -EXDEV);
 }
 
-static void test_open_part_sparse(void)
+static void test_dirs(void)
 {
-	uint64_t size = 3ull << 30;
-	struct timespec t0, t1;
-	char buf[8] = "";
-	struct stat st;
-	int fd;
+	struct ferry__dirs d;
+	const char *base;
+	int fd, fd2;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	fd = ferry__fs_open_part(destfd, "big.bin", size);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ferry__dirs_init(&d, destfd);
+	CU_ASSERT_EQUAL(ferry__fs_mkdirs(destfd, "dc/a", 0755), 0);
+	fd = ferry__dirs_parent(&d, "dc/a/f1", false, 0, &base);
 	CU_ASSERT_FATAL(fd >= 0);
-	CU_ASSERT(t1.tv_sec - t0.tv_sec < 2);
-	CU_ASSERT_EQUAL(fstat(fd, &st), 0);
-	CU_ASSERT_EQUAL((uint64_t)st.st_size, size);
-	CU_ASSERT((uint64_t)st.st_blocks * 512 < (1u << 20));
-	CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
-	CU_ASSERT_TRUE(exists_at(destfd, ".big.bin.ferry-part"));
-	CU_ASSERT_FALSE(exists_at(destfd, "big.bin"));
-	CU_ASSERT_EQUAL(ferry__fs_pwrite_full(fd, "resume", 6, size - 6), 0);
-	close(fd);
-
-	/* reopening keeps what is there */
-	fd = ferry__fs_open_part(destfd, "big.bin", size);
-	CU_ASSERT_FATAL(fd >= 0);
-	CU_ASSERT_EQUAL(ferry__fs_pread_full(fd, buf, 6, size - 6), 0);
-	CU_ASSERT_EQUAL(memcmp(buf, "resume", 6), 0);
-	close(fd);
-	CU_ASSERT_EQUAL(unlinkat(destfd, ".big.bin.ferry-part", 0), 0);
-
-	CU_ASSERT_EQUAL(ferry__fs_open_part(destfd, "a/b", 1), -EINVAL);
-	CU_ASSERT_EQUAL(ferry__fs_open_part(destfd, "x", UINT64_MAX), -EFBIG);
+	CU_ASSERT_STRING_EQUAL(base, "f1");
+	/* the same directory again: the same fd, no new open */
+	fd2 = ferry__dirs_parent(&d, "dc/a/f2", false, 0, &base);
+	CU_ASSERT_EQUAL(fd2, fd);
+	CU_ASSERT_STRING_EQUAL(base, "f2");
+	/* a top-level name: the root itself */
+	CU_ASSERT(ferry__dirs_parent(&d, "top", false, 0, &base) >= 0);
+	CU_ASSERT_STRING_EQUAL(base, "top");
+	/* "dc/ab" must not match the cached "dc/a" */
+	CU_ASSERT_EQUAL(ferry__dirs_parent(&d, "dc/ab/f", false, 0, &base),
+			-ENOENT);
+	CU_ASSERT(ferry__dirs_parent(&d, "dc/ab/f", true, 0755, &base) >= 0);
+	CU_ASSERT_TRUE(exists_at(destfd, "dc/ab"));
+	/* the rules of open_parent hold on a hit too */
+	CU_ASSERT_EQUAL(ferry__dirs_parent(&d, "dc/a/../x", false, 0, &base),
+			-EXDEV);
+	CU_ASSERT_EQUAL(ferry__dirs_parent(&d, "/dc/a/x", false, 0, &base),
+			-EXDEV);
+	/* more directories than entries: the oldest go, lookups still work */
+	for (int i = 0; i < 3 * FERRY__DIRS_N; i++) {
+		char rel[64];
+		snprintf(rel, sizeof(rel), "dc/many%d/f", i);
+		CU_ASSERT(ferry__dirs_parent(&d, rel, true, 0755, &base) >= 0);
+	}
+	fd = ferry__dirs_parent(&d, "dc/a/f3", false, 0, &base);
+	CU_ASSERT(fd >= 0);
+	ferry__dirs_free(&d);
 }
 
-static void check_file(const char *rel, const char *text, mode_t mode,
-		       int64_t mtime_ns)
-{
-	char buf[64] = "";
-	struct stat st;
-	int fd = openat(destfd, rel, O_RDONLY);
-
-	CU_ASSERT_FATAL(fd >= 0);
-	CU_ASSERT_EQUAL(read(fd, buf, sizeof(buf) - 1), (ssize_t)strlen(text));
-	CU_ASSERT_STRING_EQUAL(buf, text);
-	CU_ASSERT_EQUAL(fstat(fd, &st), 0);
-	CU_ASSERT_EQUAL(st.st_mode & 07777, mode);
-	CU_ASSERT_EQUAL((int64_t)st.st_mtim.tv_sec * 1000000000 +
-				st.st_mtim.tv_nsec, mtime_ns);
-	close(fd);
-}
-
-static int part_with(const char *base, const char *text)
-{
-	int fd = ferry__fs_open_part(destfd, base, strlen(text));
-
-	CU_ASSERT_FATAL(fd >= 0);
-	CU_ASSERT_EQUAL(ferry__fs_pwrite_full(fd, text, strlen(text), 0), 0);
-	return fd;
-}
-
-static void test_publish(void)
+static void test_set_meta(void)
 {
 	int64_t t1 = 1700000000123456789LL, t2 = -1500000000LL;
-	int fd;
+	struct stat st;
+	int fd = openat(destfd, "meta.txt", O_RDWR | O_CREAT, 0600);
 
-	fd = part_with("pub.txt", "first");
-	CU_ASSERT_EQUAL(ferry__fs_publish(destfd, fd, "pub.txt", 0640, t1,
-					  false), 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(ferry__fs_set_meta(fd, 0640, t1), 0);
+	CU_ASSERT_EQUAL(fstat(fd, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0640);
+	CU_ASSERT_EQUAL((int64_t)st.st_mtim.tv_sec * 1000000000 +
+				st.st_mtim.tv_nsec, t1);
+	/* before 1970, and mode bits above 07777 dropped */
+	CU_ASSERT_EQUAL(ferry__fs_set_meta(fd, 0100755, t2), 0);
+	CU_ASSERT_EQUAL(fstat(fd, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0755);
+	CU_ASSERT_EQUAL((int64_t)st.st_mtim.tv_sec * 1000000000 +
+				st.st_mtim.tv_nsec, t2);
 	close(fd);
-	CU_ASSERT_FALSE(exists_at(destfd, ".pub.txt.ferry-part"));
-	check_file("pub.txt", "first", 0640, t1);
-
-	/* no replacing without replace: the part stays for a retry */
-	fd = part_with("pub.txt", "second");
-	CU_ASSERT_EQUAL(ferry__fs_publish(destfd, fd, "pub.txt", 0600, t2,
-					  false), -EEXIST);
-	CU_ASSERT_TRUE(exists_at(destfd, ".pub.txt.ferry-part"));
-	check_file("pub.txt", "first", 0640, t1);
-	CU_ASSERT_EQUAL(ferry__fs_publish(destfd, fd, "pub.txt", 0604, t2,
-					  true), 0);
-	close(fd);
-	CU_ASSERT_FALSE(exists_at(destfd, ".pub.txt.ferry-part"));
-	check_file("pub.txt", "second", 0604, t2);
-
-	/* mode bits above 07777 are dropped */
-	fd = part_with("m.txt", "m");
-	CU_ASSERT_EQUAL(ferry__fs_publish(destfd, fd, "m.txt", 0100755, 0,
-					  false), 0);
-	close(fd);
-	check_file("m.txt", "m", 0755, 0);
 }
 
 static void test_free_bytes(void)
@@ -339,12 +284,11 @@ static int rm_entry(const char *p, const struct stat *st, int flag,
 int main(void)
 {
 	CU_TestInfo tests[] = {
-		{ "part and journal names", test_names },
 		{ "open_parent", test_open_parent },
 		{ "a symlinked parent is refused", test_symlinked_parent },
 		{ "mkdirs", test_mkdirs },
-		{ "open_part is sparse and keeps data", test_open_part_sparse },
-		{ "publish", test_publish },
+		{ "directory cache", test_dirs },
+		{ "set_meta", test_set_meta },
 		{ "free bytes", test_free_bytes },
 		{ "pread/pwrite and open_source", test_pread_pwrite },
 		{ "open_source on tmpfs", test_open_source_tmpfs },

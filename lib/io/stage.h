@@ -1,0 +1,102 @@
+/* The receiver's staging area (internal): where files are written before
+ * they are published, and who may write which target.
+ *
+ * Every root a receiver writes below (--dir, an export root) has one
+ * private directory ROOT/.ferry (mode 0700, owned by the receiver's user).
+ * A target's part file and resume journal live there under names derived
+ * from a hash of the target's path below the root:
+ *
+ *   ROOT/.ferry/ab/<32 hex digits>.part    the data being written
+ *   ROOT/.ferry/ab/<32 hex digits>.jrnl    verified chunks, for resume
+ *
+ * so no user name can hit them, whatever its length, and none of them
+ * is longer than NAME_MAX. The first two digits fan the files out over
+ * 256 directories.
+ *
+ * One writer per target: a session claims a target with a write lock on
+ * one byte of ROOT/.ferry/lock, at an offset taken from the same hash
+ * (an open-file-description lock: sessions of one process exclude each
+ * other as well as other processes, and a killed session's locks go with
+ * it). Every session holds a shared flock on ROOT/.ferry; the last one
+ * out removes the area when nothing is staged in it.
+ */
+#ifndef FERRY_IO_STAGE_H
+#define FERRY_IO_STAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FERRY__STAGE_DIR ".ferry"
+
+struct ferry__stage {
+	int topfd;  /* the root (not owned) */
+	int dirfd;  /* ROOT/.ferry, with a shared flock */
+	int lockfd; /* ROOT/.ferry/lock: this session's claims */
+};
+
+/* A target's identity in the area: the first 16 bytes of
+ * SHA-256("ferry-stage-1" NUL relpath), relpath below the root. */
+struct ferry__stage_key {
+	uint8_t b[16];
+};
+
+void ferry__stage_key(const char *relpath, struct ferry__stage_key *k);
+
+/* Open the area below topfd; with create, make it if needed, otherwise
+ * -ENOENT when there is none (nothing is staged: s stays closed, and
+ * ferry__stage_has says no). Refused, with why saying what to do, when
+ * ROOT/.ferry is not a directory this user owns and no one else may
+ * write (a symlink, another owner, group or world write). Returns 0 or -errno. */
+int ferry__stage_open(struct ferry__stage *s, int topfd, bool create,
+		      char *why, size_t whylen);
+static inline bool ferry__stage_is_open(const struct ferry__stage *s)
+{
+	return s->dirfd >= 0;
+}
+
+/* Drop every claim; remove the area if no other session uses it and
+ * nothing is staged in it. Harmless on a stage that failed to open. */
+void ferry__stage_close(struct ferry__stage *s);
+
+/* Claim a target for this session: 0, or -EBUSY while another session
+ * holds it. Release gives it back (publish or give up). */
+int ferry__stage_claim(struct ferry__stage *s,
+		       const struct ferry__stage_key *k);
+void ferry__stage_release(struct ferry__stage *s,
+			  const struct ferry__stage_key *k);
+
+enum ferry__stage_kind { FERRY__STAGE_PART, FERRY__STAGE_JOURNAL };
+
+/* "ab/<hex>.part" or ".jrnl", relative to s->dirfd. */
+#define FERRY__STAGE_NAME_LEN 48
+void ferry__stage_name(const struct ferry__stage_key *k,
+		       enum ferry__stage_kind kind,
+		       char buf[FERRY__STAGE_NAME_LEN]);
+
+/* Does the target have a staged part / journal? */
+bool ferry__stage_has(const struct ferry__stage *s,
+		      const struct ferry__stage_key *k,
+		      enum ferry__stage_kind kind);
+
+/* Open the part file for writing. create: a new, empty one (O_EXCL; a
+ * stale one in its place is removed first: the caller holds the claim).
+ * Otherwise the existing one, refused (-ESTALE) unless it is a regular
+ * file of this user with one link. Returns the fd or -errno. */
+int ferry__stage_open_part(const struct ferry__stage *s,
+			   const struct ferry__stage_key *k, bool create);
+
+/* Remove a target's staged files (kind, or both with both). */
+void ferry__stage_drop(const struct ferry__stage *s,
+		       const struct ferry__stage_key *k, bool part,
+		       bool journal);
+
+/* Publish: rename the part file to base in parentfd, refusing to replace
+ * an existing name unless replace (-EEXIST). -EXDEV when parentfd is on
+ * another file system than the area. */
+int ferry__stage_publish(const struct ferry__stage *s,
+			 const struct ferry__stage_key *k, int parentfd,
+			 const char *base, bool replace);
+
+#endif
