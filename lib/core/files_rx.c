@@ -120,15 +120,6 @@ static int stage_for(struct ferry__frx *r, const char *full, char *why,
 	return (int)r->n_stage++;
 }
 
-/* A path short enough that the message after it survives the 256-byte
- * error text: its last 120 bytes. */
-static const char *short_path(const char *path)
-{
-	size_t n = strlen(path);
-
-	return n > 120 ? path + n - 120 : path;
-}
-
 /* This file alone cannot land: the sender is told in the plan, the
  * others go on. */
 static int file_fail(struct ferry__frx *r, size_t i,
@@ -237,8 +228,8 @@ static uint32_t ranges_of(const struct ferry_journal *j,
 	return n;
 }
 
-/* An existing target: skip-existing or a rerun (EXISTS), refuse, or
- * replace with --force. */
+/* An existing target: skip-existing or a rerun (EXISTS), replace with
+ * --force, or (1, with why) that file cannot land. */
 static int check_existing(struct ferry__frx *r, const struct ferry_entry *e,
 			  int pfd, const char *base, const struct stat *st,
 			  struct ferry__plan_entry *pe, char *why,
@@ -247,9 +238,9 @@ static int check_existing(struct ferry__frx *r, const struct ferry_entry *e,
 	int err;
 
 	if (!S_ISREG(st->st_mode)) {
-		ferry__why(why, whylen, "%s exists and is not a regular file",
-			   short_path(e->path));
-		return -EEXIST;
+		ferry__why(why, whylen,
+			   "it exists and is not a regular file; move it away");
+		return 1;
 	}
 	/* skip-existing; and on a rerun (resume), a target an earlier
 	 * attempt published: same size and mtime, to be confirmed by
@@ -268,13 +259,12 @@ static int check_existing(struct ferry__frx *r, const struct ferry_entry *e,
 		}
 		pe->action = FERRY__PLAN_EXISTS;
 	} else if (!(r->flags & FERRY_FILES_FORCE)) {
-		ferry__why(why, whylen, "%s exists%s; use --force to replace it%s",
-			   short_path(e->path),
+		ferry__why(why, whylen, "it exists%s; use --force to replace it%s",
 			   r->flags & FERRY_FILES_SKIP_EXISTING ?
 				   " with another size" : "",
 			   r->flags & FERRY_FILES_SKIP_EXISTING ? "" :
 				   " or --skip-existing to keep identical files");
-		return -EEXIST;
+		return 1;
 	}
 	return 0;
 }
@@ -304,7 +294,6 @@ static int check_file(struct ferry__frx *r, size_t i,
 	if (err < 0)
 		return err;
 	f->stage = (uint8_t)err;
-	r->stage[err].used = true;
 	pfd = ferry__dirs_parent(&r->dirs, full, false, 0, &base);
 	if (pfd == -ENAMETOOLONG)
 		return file_fail(r, i, pe, pfd,
@@ -312,9 +301,15 @@ static int check_file(struct ferry__frx *r, size_t i,
 	if (pfd < 0 && pfd != -ENOENT)
 		return outside(why, whylen, full, pfd);
 	if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		err = check_existing(r, e, pfd, base, &st, pe, why, whylen);
-		if (err)
+		char text[200];
+		err = check_existing(r, e, pfd, base, &st, pe, text,
+				     sizeof(text));
+		if (err == 1)
+			return file_fail(r, i, pe, -EEXIST, text);
+		if (err) {
+			ferry__why(why, whylen, "%s", text);
 			return err;
+		}
 	} else if (pfd >= 0 && errno != ENOENT) {
 		err = -errno;
 		if (err == -ENAMETOOLONG)
@@ -339,8 +334,11 @@ static int check_file(struct ferry__frx *r, size_t i,
 	}
 	/* a target to be confirmed by checksum takes no new space, unless
 	 * --force may replace it */
-	if (pe->action == FERRY__PLAN_EXISTS && !(r->flags & FERRY_FILES_FORCE))
+	if (pe->action == FERRY__PLAN_EXISTS && !(r->flags & FERRY_FILES_FORCE)) {
+		r->stage[f->stage].used |= have > 0; /* its journal goes */
 		return 0;
+	}
+	r->stage[f->stage].used = true;
 	r->stage[f->stage].need += e->size - ((uint64_t)have >= f->n_chunks ?
 						      e->size :
 						      (uint64_t)have * r->chunk);

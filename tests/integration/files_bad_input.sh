@@ -3,7 +3,8 @@
 # use -q, so no info lines), a non-zero exit, and writes NOTHING: the
 # receiver's --dir is the same before and after (every entry, mode, size,
 # mtime, inode, contents), nothing appears beside --dir, and nothing
-# appears where a symlink inside --dir points.
+# appears where a symlink inside --dir points. (An existing target in a
+# tree is the exception: that file alone fails, the rest lands.)
 . "$(dirname "$0")/files_lib.sh"
 
 MiB=$((1 << 20))
@@ -143,8 +144,19 @@ refuse "a file arriving onto a symlink, --force" "flink.*(symlink|not a regular 
 note "existing targets"
 refuse "an existing target without --force" "exists.*--force" \
 	fsend -q "$S/exists" "$H"
-refuse "an existing target in a tree (nothing else made)" "tree/exists.*--force" \
-	fsend -q "$S/tree" "$H"
+# an existing target in a tree fails alone: the rest of the tree lands,
+# the target keeps its old contents
+fsend -q "$S/tree" "$H" >"$T/tree.out" 2>"$T/tree.err"
+rc=$?
+[ $rc -ne 0 ] || bad "an existing target in a tree: exit status 0"
+[ "$(wc -l <"$T/tree.err")" -eq 1 ] && grep -q "tree/exists: it exists.*--force" "$T/tree.err" ||
+	bad "an existing target in a tree: want one line naming it and --force: $(head -c 400 "$T/tree.err")"
+[ "$(cat "$R/tree/exists")" = old ] || bad "an existing target in a tree: it was changed"
+cmp -s "$S/tree/newsub/deeper/f" "$R/tree/newsub/deeper/f" ||
+	bad "an existing target in a tree: the other files did not land"
+grep -q "1 of 2 files published, 0 skipped, 1 failed" "$T/tree.out" ||
+	bad "an existing target in a tree: the summary: $(tail -n 1 "$T/tree.out")"
+rm -rf "$R/tree/newsub"
 refuse "a directory where a file would land" "adir.*(not a regular file|directory)" \
 	fsend -q --force "$S/adir" "$H"
 
