@@ -63,6 +63,13 @@ struct ferry_send_spec {
 	unsigned files;        /* files in flight at once (>= 1) */
 	ferry_file_fn on_file;
 	void *arg;
+	/* NULL: paths are opened with open(2). Otherwise every path is a
+	 * file that this opens (with open(2) flags; returns an fd or
+	 * -errno), when the file list is made and again when the file is
+	 * read: a daemon serving files below a root passes its resolver.
+	 * Called from the session's threads, for one file at a time each. */
+	int (*open_source)(void *arg, const char *path, int flags);
+	void *open_arg;
 };
 
 #define FERRY_DEFAULT_FILES 4

@@ -114,6 +114,10 @@ struct ferry__ftx {
 
 extern const struct ferry__dp_ops ferry__files_tx_dp;
 
+/* Open a source for reading, through spec->open_source when set. */
+int ferry__ftx_open(const struct ferry__ftx *t, const char *src,
+		    bool *direct);
+
 /* ---- receiver ---------------------------------------------------------- */
 /* A file with chunks on the way: made at its first chunk (or when a
  * journal is resumed), freed when the file is finalized. At most

@@ -194,13 +194,24 @@ static int apply_plan(void *arg, const struct ferry__plan_entry *e)
 	return 0;
 }
 
+int ferry__ftx_open(const struct ferry__ftx *t, const char *src,
+		    bool *direct)
+{
+	const struct ferry_send_spec *sp = t->spec;
+
+	return sp->open_source ?
+		       ferry__fs_open_source_with(sp->open_source,
+						  sp->open_arg, src, direct) :
+		       ferry__fs_open_source(src, direct);
+}
+
 /* Read a whole file for its sums (skip-existing). */
 static int sum_file(struct ferry__ftx *t, uint32_t idx, uint8_t *buf)
 {
 	const struct ferry_entry *e = &t->m.e[idx];
 	struct ftx_file *f = &t->f[idx];
 	bool direct;
-	int fd = ferry__fs_open_source(e->src, &direct), err = 0;
+	int fd = ferry__ftx_open(t, e->src, &direct), err = 0;
 
 	if (fd < 0)
 		return fd;
@@ -393,7 +404,9 @@ static int ftx_init(struct ferry__ftx *t, const struct ferry_send_spec *spec,
 		    uint64_t chunk, char *why, size_t whylen)
 {
 	struct ferry_walk_opts wo = { .follow_symlinks = spec->follow_symlinks,
-				      .names = spec->names };
+				      .names = spec->names,
+				      .open_source = spec->open_source,
+				      .open_arg = spec->open_arg };
 	int err;
 
 	ferry__manifest_init(&t->m);

@@ -9,13 +9,14 @@
 #include "io/fsx.h"
 #include "util/util.h"
 
-static int open_once(struct ftx_file *f, const struct ferry_entry *e)
+static int open_once(const struct ferry__ftx *t, struct ftx_file *f,
+		     const struct ferry_entry *e)
 {
 	int err = 0;
 
 	pthread_mutex_lock(&f->lock);
 	if (f->fd < 0) {
-		int fd = ferry__fs_open_source(e->src, &f->direct);
+		int fd = ferry__ftx_open(t, e->src, &f->direct);
 		if (fd < 0)
 			err = fd;
 		else
@@ -80,7 +81,7 @@ static int tx_fill(struct ferry__stream *s, uint8_t *payload,
 	e = &t->m.e[u->file];
 	off = u->chunk * t->chunk;
 	len = e->size - off < t->chunk ? e->size - off : t->chunk;
-	err = open_once(f, e);
+	err = open_once(t, f, e);
 	if (err)
 		return err;
 	err = read_chunk(f, payload, len, off,

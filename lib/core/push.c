@@ -1,10 +1,13 @@
 /* A daemon sends its files on a client's behalf (PUSH request): the
  * source side of pull and third-party copy (core/remote.h).
  *
- * Each file is opened below the export root with the daemon's resolver
- * (no symlinks, never outside the root) and handed to ferry_send as
- * /proc/self/fd/N under the name the client chose, so the file sent is
- * the one checked, whatever is renamed meanwhile. The receiver is
+ * Each file is checked below the export root with the daemon's resolver
+ * (the key's read right, no symlinks, never outside the root, a regular
+ * file), and ferry_send opens it through the same resolver
+ * (ferry_send_spec.open_source) when it lists it and when it reads it:
+ * whatever is renamed meanwhile, only a file below the root at a path
+ * the key may read is sent, and only the files in flight are open, so a
+ * PUSH of many files needs no descriptor per file. The receiver is
  * whatever the request names; the daemon authenticates to it with the
  * token the client passed (wrapped under this connection's key), never
  * with a key of its own. While the session runs, the client gets a
@@ -148,15 +151,14 @@ static int finish(struct push_run *pr, int err, const char *why)
 	return ret;
 }
 
-/* Open each source below the root (read right, a regular file) and name
- * it /proc/self/fd/N for the walk. */
-static int open_sources(struct ferry__daemon *d, const struct ferry__who *who,
-			const struct ferry_push_spec *ps, int *fds,
-			char **paths, uint64_t *total, char *why,
-			size_t whylen)
+/* Check each source below the root: the read right, a regular file. */
+static int check_sources(struct ferry__daemon *d,
+			 const struct ferry__who *who,
+			 const struct ferry_push_spec *ps, uint64_t *total,
+			 char *why, size_t whylen)
 {
 	struct stat st;
-	int err;
+	int err, fd;
 
 	for (uint32_t i = 0; i < ps->n; i++) {
 		const char *src = ps->items[i].src;
@@ -165,18 +167,19 @@ static int open_sources(struct ferry__daemon *d, const struct ferry__who *who,
 					   src, why, whylen);
 		if (err)
 			return err;
-		fds[i] = ferry__daemon_open_path(d, src, O_RDONLY | O_CLOEXEC,
-						 0);
-		if (fds[i] < 0) {
-			err = fds[i];
+		fd = ferry__daemon_open_path(d, src, O_RDONLY | O_NONBLOCK |
+							     O_CLOEXEC, 0);
+		if (fd < 0) {
 			ferry__why(why, whylen, "%s: %s", src,
-				   err == -EACCES ?
+				   fd == -EACCES ?
 					   "refused (a symlink, or outside the export)" :
-					   ferry_strerror(err));
-			return err;
+					   ferry_strerror(fd));
+			return fd;
 		}
-		if (fstat(fds[i], &st))
-			return -errno;
+		err = fstat(fd, &st) ? -errno : 0;
+		close(fd);
+		if (err)
+			return err;
 		if (!S_ISREG(st.st_mode)) {
 			ferry__why(why, whylen,
 				   "%s is %s: only files can be pulled or copied",
@@ -185,12 +188,14 @@ static int open_sources(struct ferry__daemon *d, const struct ferry__who *who,
 			return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 		}
 		*total += (uint64_t)st.st_size;
-		if (asprintf(&paths[i], "/proc/self/fd/%d", fds[i]) < 0) {
-			paths[i] = NULL;
-			return -ENOMEM;
-		}
 	}
 	return 0;
+}
+
+/* ferry_send's opener: the daemon's resolver. */
+static int open_below_root(void *arg, const char *path, int flags)
+{
+	return ferry__daemon_open_path(arg, path, flags, 0);
 }
 
 /* The session's options: the daemon's host settings, the request's
@@ -231,7 +236,6 @@ int ferry__push_serve(struct ferry__daemon *d, const struct ferry__who *who,
 	struct ferry_opts so;
 	struct ferry_key key;
 	char **paths = NULL, **names = NULL;
-	int *fds = NULL;
 	char ewhy[512] = "";
 	int err, ret;
 
@@ -248,22 +252,20 @@ int ferry__push_serve(struct ferry__daemon *d, const struct ferry__who *who,
 		return ferry__ctrl_send_error(fd, EINVAL, "a PUSH of no files");
 	}
 	pr.files_total = ps.n;
-	fds = malloc(ps.n * sizeof(*fds) + 1);
 	paths = calloc(ps.n + 1, sizeof(*paths));
 	names = calloc(ps.n + 1, sizeof(*names));
 	pr.res = calloc(ps.n + 1, sizeof(*pr.res));
 	rep = malloc(sizeof(*rep));
-	for (uint32_t i = 0; fds && names && i < ps.n; i++) {
-		fds[i] = -1;
+	for (uint32_t i = 0; paths && names && i < ps.n; i++) {
+		paths[i] = ps.items[i].src;
 		names[i] = ps.items[i].name;
 	}
-	if (!fds || !paths || !names || !pr.res || !rep) {
+	if (!paths || !names || !pr.res || !rep) {
 		err = -ENOMEM;
 		snprintf(ewhy, sizeof(ewhy), "out of memory");
 		goto answer;
 	}
-	err = open_sources(d, who, &ps, fds, paths, &pr.total, ewhy,
-			   sizeof(ewhy));
+	err = check_sources(d, who, &ps, &pr.total, ewhy, sizeof(ewhy));
 	if (err)
 		goto answer;
 	err = ferry__ctrl_wrap(who->wrap, ps.token, ps.secret, key.bytes);
@@ -277,10 +279,11 @@ int ferry__push_serve(struct ferry__daemon *d, const struct ferry__who *who,
 		.dest = ps.dest,
 		.cksum = ps.cksum,
 		.force = ps.flags & FERRY_FILES_FORCE,
-		.follow_symlinks = true, /* /proc/self/fd/N only */
 		.files = FERRY_DEFAULT_FILES,
 		.on_file = on_file,
 		.arg = &pr,
+		.open_source = open_below_root,
+		.open_arg = d,
 	};
 	ferry__log(FERRY_LOG_INFO, "key %s: pushing %u file(s), %llu bytes, to %s:%s as %s",
 		   who->name, ps.n, (unsigned long long)pr.total, ps.host,
@@ -298,13 +301,6 @@ answer:
 		ferry__why(why, whylen, "answering the client: %s",
 			   ferry_strerror(ret));
 	OPENSSL_cleanse(&key, sizeof(key));
-	for (uint32_t i = 0; fds && paths && i < ps.n; i++) {
-		if (paths[i])
-			free(paths[i]);
-		if (fds[i] >= 0)
-			close(fds[i]);
-	}
-	free(fds);
 	free(paths);
 	free(names);
 	free(pr.res);

@@ -290,20 +290,35 @@ int ferry__fs_free_bytes(int dirfd, uint64_t *out)
 	return 0;
 }
 
+static int open_plain(void *arg, const char *path, int flags)
+{
+	int fd = open(path, flags);
+
+	(void)arg;
+	return fd >= 0 ? fd : -errno;
+}
+
 int ferry__fs_open_source(const char *path, bool *direct)
+{
+	return ferry__fs_open_source_with(open_plain, NULL, path, direct);
+}
+
+int ferry__fs_open_source_with(int (*open_fn)(void *arg, const char *path,
+					      int flags),
+			       void *arg, const char *path, bool *direct)
 {
 	int flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
 	struct stat st;
 	int fd, fl, ret;
 
 	*direct = true;
-	fd = open(path, flags | O_DIRECT);
-	if (fd < 0 && errno == EINVAL) {
+	fd = open_fn(arg, path, flags | O_DIRECT);
+	if (fd == -EINVAL) {
 		*direct = false;
-		fd = open(path, flags);
+		fd = open_fn(arg, path, flags);
 	}
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* O_NONBLOCK only kept a FIFO put in the file's place from
 	 * blocking the open. */
 	if (fstat(fd, &st)) {

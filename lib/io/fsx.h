@@ -58,6 +58,10 @@ int ferry__fs_free_bytes(int dirfd, uint64_t *out);
 /* Open a source file for reading with O_DIRECT when the file system
  * allows it, else without; *direct says which. Returns fd or -errno. */
 int ferry__fs_open_source(const char *path, bool *direct);
+/* The same through an opener (ferry_send_spec.open_source). */
+int ferry__fs_open_source_with(int (*open_fn)(void *arg, const char *path,
+					      int flags),
+			       void *arg, const char *path, bool *direct);
 
 /* pread/pwrite exactly len bytes (looping on short I/O, EINTR). A short
  * read at end of file is -EIO (the file shrank). Return 0 or -errno. With

@@ -51,6 +51,10 @@ struct ferry_walk_opts {
 	bool follow_symlinks; /* follow symlinks (default: refuse them) */
 	char *const *names;   /* NULL, or each argument's name in place of
 				 its basename: a relative path */
+	/* NULL, or how to open an argument (an fd or -errno): then every
+	 * argument must be a file, and nothing else is opened by path */
+	int (*open_source)(void *arg, const char *src, int flags);
+	void *open_arg;
 };
 
 /* Walk the sender's arguments. A file argument becomes an entry named by

@@ -34,6 +34,8 @@ struct walk {
 	char rel[FERRY_PATH_MAX]; /* its manifest path */
 	struct dir_id *anc;       /* directories on the current path */
 	size_t n_anc, cap_anc;
+	int (*open_source)(void *arg, const char *src, int flags);
+	void *open_arg;
 };
 
 /* The errors every step reports the same way. */
@@ -73,6 +75,25 @@ static int64_t mtime_ns(const struct stat *st)
  * follow_symlinks a dangling one), 0 with *st filled, or -errno. */
 static int walk_stat(struct walk *w, const char *path, struct stat *st)
 {
+	if (w->open_source) {
+		/* the caller's opener decides what path names: files only */
+		int fd = w->open_source(w->open_arg, path,
+					O_RDONLY | O_NOCTTY | O_NONBLOCK |
+						O_CLOEXEC);
+		int err = fd < 0 ? -fd : fstat(fd, st) ? errno : 0;
+
+		if (fd >= 0)
+			close(fd);
+		if (err)
+			return fail_errno(w, path, err);
+		if (S_ISDIR(st->st_mode)) {
+			ferry__why(w->why, w->whylen,
+				   "%s is a directory: only files are sent here",
+				   path);
+			return -EISDIR;
+		}
+		return 0;
+	}
 	if (lstat(path, st))
 		return fail_errno(w, path, errno);
 	if (!S_ISLNK(st->st_mode))
@@ -297,11 +318,14 @@ static int walk_entry(struct walk *w, size_t slen, size_t rlen,
 			   w->src, special_kind(st->st_mode));
 		return -EINVAL;
 	}
-	/* Better to learn now than after the session has started. */
-	fd = open(w->src, flags);
-	if (fd < 0)
-		return fail_errno(w, w->src, errno);
-	close(fd);
+	/* Better to learn now than after the session has started (the
+	 * caller's opener, when there is one, already did). */
+	if (!w->open_source) {
+		fd = open(w->src, flags);
+		if (fd < 0)
+			return fail_errno(w, w->src, errno);
+		close(fd);
+	}
 	return ferry__manifest_add(w->m, w->rel, w->src, FERRY_ENTRY_FILE,
 				   st->st_mode & 07777, (uint64_t)st->st_size,
 				   mtime_ns(st));
@@ -492,6 +516,8 @@ int ferry__manifest_walk(struct ferry_manifest *m, char *const *paths,
 		.follow = o && o->follow_symlinks,
 		.why = why,
 		.whylen = whylen,
+		.open_source = o ? o->open_source : NULL,
+		.open_arg = o ? o->open_arg : NULL,
 	};
 	struct ferry_manifest t;
 	struct arg_slot *slots;
