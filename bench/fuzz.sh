@@ -5,7 +5,8 @@
 #
 # Targets (tests/fuzz/): ctrl (control-channel codec), manifest (manifest
 # and plan batches, relative paths), roce (RoCEv2 parser and RC responder
-# writing a guarded region), pcap (rocedump's capture reader). They are
+# writing a guarded region, and rocedump's decoder), pcap (rocedump's
+# capture reader, decoder and flows). They are
 # built with clang (-fsanitize=fuzzer,address,undefined) into build-fuzz/
 # (tests/fuzz/run.sh does the work) and started from the seed corpora in tests/fuzz/corpus/. New inputs are
 # kept outside git, in FUZZ_DIR (default /var/tmp/ferry-fuzz/new/TARGET),

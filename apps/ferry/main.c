@@ -21,7 +21,7 @@ static const char help_main[] =
 "  bench     memory-to-memory transfer to a receiver, like iperf3\n"
 "  doctor    check this host for bulk transfer: pass / warn / fail, with fixes\n"
 "  keygen    write a shared key for authenticating peers\n"
-"  rocedump  decode the RoCEv2 frames in a capture and check every ICRC\n"
+"  rocedump  decode a RoCE capture: every frame and flow, every ICRC checked\n"
 "  version   print the version\n"
 "\n"
 "`ferry COMMAND --help` explains each command.\n";

@@ -1,7 +1,8 @@
 /* The seeds of fuzz_manifest, fuzz_roce and fuzz_pcap come from
  * gen_seeds.py, encoders written apart from the C code: check that the C
  * decoders read each seed as that script meant (a valid seed is accepted,
- * a near miss refused, RoCEv2 ICRCs agree).
+ * a near miss refused, RoCEv2 ICRCs agree; what only rocedump decodes,
+ * the transport refuses and rocedump decodes, ICRC good).
  *
  *   check_gen_seeds CORPUS_DIR   (the directory holding manifest/ roce/ pcap/)
  */
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "ferry/error.h"
+#include "ferry/rocedump.h"
 #include "io/manifest.h"
 #include "xport/uroce/pcap.h"
 #include "xport/uroce/wire.h"
@@ -147,6 +149,81 @@ static void check_roce(const char *dir)
 	}
 }
 
+/* dump_* roce seeds: one frame each that only rocedump decodes */
+static const struct {
+	const char *name, *transport, *op;
+	int ret;          /* of the transport's parser */
+	uint32_t payload; /* bytes after the headers, pad excluded */
+} dump[] = {
+	{ "dump_read_request", "RC", "RDMA_READ_REQUEST", -FERRY_EPROTO, 0 },
+	{ "dump_read_response", "RC", "RDMA_READ_RESPONSE_FIRST",
+	  -FERRY_EPROTO, 256 },
+	{ "dump_cmp_swap", "RC", "COMPARE_SWAP", -FERRY_EPROTO, 0 },
+	{ "dump_atomic_ack", "RC", "ATOMIC_ACKNOWLEDGE", -FERRY_EPROTO, 0 },
+	{ "dump_cnp", "CNP", "CNP", -FERRY_EPROTO, 0 },
+	{ "dump_cm_req", "UD", "SEND_ONLY", -FERRY_EPROTO, 256 },
+	{ "dump_ud_send_imm", "UD", "SEND_ONLY_IMM", -FERRY_EPROTO, 5 },
+	{ "dump_xrc_write", "XRC", "RDMA_WRITE_ONLY", -FERRY_EPROTO, 8 },
+	{ "dump_rd_send", "RD", "SEND_ONLY", -FERRY_EPROTO, 4 },
+	{ "dump_flush", "RC", "FLUSH", -FERRY_EPROTO, 0 },
+	{ "dump_vlan_write", "RC", "RDMA_WRITE_ONLY", -ENOMSG, 8 },
+	{ "dump_ipv6_ack", "RC", "ACKNOWLEDGE", -ENOMSG, 0 },
+};
+
+static void check_dump(const char *dir)
+{
+	for (size_t i = 0; i < sizeof(dump) / sizeof(dump[0]); i++) {
+		size_t len;
+		uint8_t *b = slurp(dir, "roce", dump[i].name, &len);
+		size_t n = len < 5 ? 0 : (size_t)b[3] | (size_t)b[4] << 8;
+		struct ferry_roce_frame o;
+		struct ferry_roce_pkt p;
+		bool ok;
+
+		EXPECT(len == 5 + n, dump[i].name);
+		EXPECT(ferry__roce_parse(b + 5, n, 0, &p, &ok, NULL) ==
+		       dump[i].ret, dump[i].name);
+		EXPECT(ferry_rocedump_decode(b + 5, n, n, 0, &o) == 0 &&
+		       o.verdict == FERRY_ROCE_DECODED &&
+		       o.icrc == FERRY_ROCE_ICRC_OK, dump[i].name);
+		EXPECT(o.transport && !strcmp(o.transport, dump[i].transport) &&
+		       !strcmp(o.op, dump[i].op) &&
+		       o.payload_len == dump[i].payload, dump[i].name);
+		if (!strcmp(dump[i].name, "dump_cm_req"))
+			EXPECT(o.mad.cm.name && !strcmp(o.mad.cm.name, "REQ") &&
+			       o.mad.cm.local_id == 0xa1a2a3a4 &&
+			       o.mad.cm.qpn == 0x123 && o.mad.cm.psn == 0x200,
+			       dump[i].name);
+		free(b);
+	}
+}
+
+/* pcap_rocedump: the dump_* frames, pcap_le_us's four, a reserved
+ * opcode, one frame cut to 80 bytes */
+static void check_pcap_rocedump(const char *dir)
+{
+	const char *name = "pcap_rocedump";
+	size_t len;
+	uint8_t *b = slurp(dir, "pcap", name, &len);
+	FILE *f = fmemopen(b, len, "rb");
+	struct ferry_rocedump_totals t;
+	struct ferry_rocedump *rd;
+
+	if (!f || ferry_rocedump_new(0, &rd)) {
+		perror(name);
+		exit(1);
+	}
+	EXPECT(ferry_rocedump_read(rd, f, NULL, NULL, NULL, 0) == 0, name);
+	ferry_rocedump_totals(rd, &t);
+	EXPECT(t.frames == 18 && t.roce == 17 && t.decoded == 16 &&
+	       t.undecodable == 1, name);
+	EXPECT(t.icrc_ok == 14 && t.icrc_bad == 1 && t.icrc_unchecked == 1,
+	       name);
+	ferry_rocedump_free(rd);
+	fclose(f);
+	free(b);
+}
+
 static int count(const struct ferry_pcap_frame *f, void *arg)
 {
 	struct ferry_roce_pkt p;
@@ -176,6 +253,7 @@ static const struct {
 	{ "pcapng_bad_caplen", -FERRY_EPROTO, 0, 0 },
 	{ "pcapng_bad_tsresol", -FERRY_EPROTO, 0, 0 },
 	{ "not_a_capture", -FERRY_EPROTO, 0, 0 },
+	{ "pcap_rocedump", 0, 18, 2 },
 };
 
 static void check_pcap(const char *dir)
@@ -208,6 +286,8 @@ int main(int argc, char **argv)
 	check_manifest(argv[1]);
 	check_roce(argv[1]);
 	check_pcap(argv[1]);
+	check_dump(argv[1]);
+	check_pcap_rocedump(argv[1]);
 	if (failures)
 		return 1;
 	printf("seeds of manifest, roce and pcap read as meant\n");

@@ -17,6 +17,11 @@
  * the QP's state and counters are consistent, every packet the QP sent
  * builds and parses back to itself, and every completion points inside
  * the region or its receive buffer. ASan catches the rest.
+ *
+ * Every frame also goes through rocedump's decoder (lib/rocedump), which
+ * reads every opcode: it must decode whatever the transport's parser
+ * accepts to the same fields and ICRC verdict, and say why for anything
+ * it cannot decode.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +30,7 @@
 
 #include "fuzz.h"
 #include "ferry/error.h"
+#include "ferry/rocedump.h"
 #include "xport/uroce/rc.h"
 #include "xport/uroce/wire.h"
 
@@ -185,14 +191,43 @@ static void fix_frame(uint8_t *f, size_t len)
 	}
 }
 
+/* rocedump's decoder on the frame the transport parsed (ret, *p). */
+static void decode(const uint8_t *f, size_t len, int ret,
+		   const struct ferry_roce_pkt *p, bool icrc_ok)
+{
+	struct ferry_roce_frame o;
+
+	CHECK(ferry_rocedump_decode(f, len, len, 0, &o) == 0);
+	CHECK((o.verdict == FERRY_ROCE_UNDECODABLE) == (o.why && o.why[0]));
+	if (o.verdict == FERRY_ROCE_DECODED)
+		CHECK(o.transport && o.op &&
+		      (uint64_t)o.payload_off + o.payload_len + o.padcnt + 4 <=
+		      len && o.icrc != FERRY_ROCE_ICRC_UNCHECKED);
+	if (ret == -ENOMSG && len >= 14 && f[12] == 0x08 && f[13] == 0x00)
+		CHECK(o.verdict == FERRY_ROCE_OTHER);
+	if (ret)
+		return;
+	CHECK(o.verdict == FERRY_ROCE_DECODED);
+	CHECK(o.opcode == p->opcode && o.dest_qp == p->dest_qp &&
+	      o.psn == p->psn && o.ackreq == p->ackreq &&
+	      o.payload_len == p->len && f + o.payload_off == p->payload);
+	CHECK(!(o.hdrs & FERRY_ROCE_H_RETH) ||
+	      (o.va == p->va && o.rkey == p->rkey && o.dma_len == p->dma_len));
+	CHECK(!(o.hdrs & FERRY_ROCE_H_AETH) ||
+	      (o.syndrome == p->syndrome && o.msn == p->msn));
+	CHECK(!(o.hdrs & FERRY_ROCE_H_IMMDT) || o.imm == p->imm);
+	CHECK((o.icrc == FERRY_ROCE_ICRC_OK) == icrc_ok);
+}
+
 /* The parser's contract on one frame. */
 static int parse(const uint8_t *f, size_t len, struct ferry_roce_pkt *p)
 {
 	const char *why = "unset";
-	bool icrc_ok;
+	bool icrc_ok = false;
 	uint32_t crc;
 	int ret = ferry__roce_parse(f, len, 0, p, &icrc_ok, &why);
 
+	decode(f, len, ret, p, icrc_ok);
 	if (ret) {
 		CHECK(ret == -ENOMSG || ret == -FERRY_EPROTO);
 		CHECK(why && why[0]);

@@ -141,6 +141,72 @@ def roce(op, psn, payload=b"", dest=QPN, va=0, rkey=RKEY, dma_len=None,
     return eth + bytes(ip) + udp + body + struct.pack("<I", crc) + trailer
 
 
+def ib_frame(opcode, qp, psn, ext=b"", payload=b"", vlans=(), v6=False):
+    """Any opcode: BTH, the extended header bytes given, payload and pad,
+    over IPv4 or IPv6 (no extension headers) and VLAN tags; ICRC masks
+    as IBTA annex A17 and Linux rxe_icrc.c (IPv6: traffic class, flow
+    label and hop limit all ones)."""
+    pad = (-len(payload)) & 3
+    body = struct.pack("!BBHII", opcode, pad << 4, 0xFFFF, qp, psn) + \
+        ext + payload + b"\0" * pad
+    udp_len = 8 + len(body) + 4
+    udp = struct.pack("!HHHH", 0xC001, 4791, udp_len, 0)
+    if v6:
+        ip = struct.pack("!IHBB", 0x60000000, udp_len, 17, 64) + \
+            b"\xfd" + b"\0" * 14 + b"\x01" + b"\xfd" + b"\0" * 14 + b"\x02"
+        m_ip = b"\x6f\xff\xff\xff" + ip[4:7] + b"\xff" + ip[8:]
+        etype = b"\x86\xdd"
+    else:
+        ip = bytearray(struct.pack("!BBHHHBBHII", 0x45, 0, 20 + udp_len, 0,
+                                   0x4000, 64, 17, 0, IP_A, IP_B))
+        ip[10:12] = struct.pack("!H", ip_csum(bytes(ip)))
+        m_ip = bytearray(ip)
+        m_ip[1] = m_ip[8] = m_ip[10] = m_ip[11] = 0xFF
+        etype = b"\x08\x00"
+    m_body = bytearray(body)
+    m_body[4] = 0xFF
+    crc = zlib.crc32(b"\xff" * 8 + bytes(m_ip) + udp[:6] + b"\xff\xff" +
+                     bytes(m_body))
+    tags = b"".join(struct.pack("!HH", 0x8100, v) for v in vlans)
+    return MAC_A + MAC_B + tags + etype + bytes(ip) + udp + body + \
+        struct.pack("<I", crc)
+
+
+def cm_req_mad():
+    """A CM REQ (management class 7, attribute 0x0010): local comm ID,
+    local QPN and starting PSN at ibta_vol1_c12.h's offsets."""
+    hdr = struct.pack("!BBBBHHQHHI", 1, 7, 2, 3, 0, 0, 42, 0x0010, 0, 0)
+    req = bytearray(232)
+    req[0:4] = struct.pack("!I", 0xA1A2A3A4)
+    req[32:36] = struct.pack("!I", 0x000123 << 8)
+    req[44:48] = struct.pack("!I", 0x000200 << 8)
+    return hdr + bytes(req)
+
+
+# What only rocedump decodes: every transport and class (not RC SEND,
+# WRITE or ACK), VLAN tags, IPv6. Keep in step with check_gen_seeds.c.
+def rocedump_frames():
+    reth = struct.pack("!QII", 0x1000, RKEY, 8192)
+    atomic = struct.pack("!QIQQ", 0x1000, RKEY, 5, 6)
+    deth = struct.pack("!II", 0x80010000, 1)
+    return {
+        "read_request": ib_frame(0x0C, QPN, 0x10, reth),
+        "read_response": ib_frame(0x0D, QPN, 0x10, b"\0\0\0\x01",
+                                  pay(256)),
+        "cmp_swap": ib_frame(0x13, QPN, 0x11, atomic),
+        "atomic_ack": ib_frame(0x12, QPN, 0x11, b"\0\0\0\x02" +
+                               struct.pack("!Q", 5)),
+        "cnp": ib_frame(0x81, QPN, 0, b"\0" * 16),
+        "cm_req": ib_frame(0x64, 1, 7, deth, cm_req_mad()),
+        "ud_send_imm": ib_frame(0x65, QPN, 8, deth + b"\0\0\0\x09", pay(5)),
+        "xrc_write": ib_frame(0xAA, QPN, 9, b"\0\0\x07\x77" + reth, pay(8)),
+        "rd_send": ib_frame(0x44, QPN, 10, b"\0\0\0\x05" + deth, pay(4)),
+        "vlan_write": ib_frame(0x0A, QPN, 11, reth, pay(8), vlans=(7, 100)),
+        "ipv6_ack": ib_frame(0x11, QPN, 12, b"\x60\0\0\x03", v6=True),
+        "flush": ib_frame(0x1C, QPN, 13, b"\0\0\0\x11" + reth),
+    }
+
+
 # fuzz_roce record flags
 FIX_LEN, SET_QPN, SET_PSN, RECV, BUSY, POLL = 1, 2, 4, 8, 16, 32
 
@@ -227,6 +293,8 @@ def roce_seeds():
     bad = bytearray(roce(wo, p, pay(8)))
     bad[14 + 6] = 0x20  # more fragments
     s["fragment"] = inp(0, rec(bytes(bad), FIX_LEN))
+    for name, f in rocedump_frames().items():
+        s["dump_" + name] = inp(0, rec(f, POLL))
     return s
 
 
@@ -305,6 +373,10 @@ def pcap_seeds():
         epb(le, fr[0], caplen=100000),
         "pcapng_bad_tsresol": shb(le) + idb(le, tsresol=20) + epb(le, fr[0]),
         "not_a_capture": b"GIF89a" + b"\0" * 30,
+        # every class rocedump decodes, a reserved opcode, a cut frame
+        "pcap_rocedump": pcap(list(rocedump_frames().values()) + fr +
+                              [ib_frame(0x15, QPN, 1, b"\0" * 4)]) +
+        struct.pack("<IIII", 1700000100, 0, 80, len(fr[0])) + fr[0][:80],
     }
 
 

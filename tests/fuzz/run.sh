@@ -43,6 +43,7 @@ if ! command -v "$CC" >/dev/null; then
 fi
 
 u=lib/xport/uroce
+r=lib/rocedump
 sources() {
 	case $1 in
 	ctrl) echo tests/fuzz/fuzz_ctrl.c lib/ctrl/codec.c ;;
@@ -51,8 +52,10 @@ sources() {
 	manifest) echo tests/fuzz/fuzz_manifest.c lib/io/manifest.c \
 		lib/core/files_plan.c lib/sum/sum.c ;;
 	roce) echo tests/fuzz/fuzz_roce.c $u/wire.c $u/icrc.c $u/rc_qp.c \
-		$u/rc_req.c $u/rc_resp.c $u/rc_comp.c ;;
-	pcap) echo tests/fuzz/fuzz_pcap.c $u/pcap.c $u/wire.c $u/icrc.c ;;
+		$u/rc_req.c $u/rc_resp.c $u/rc_comp.c \
+		$r/decode.c $r/ibop.c $r/mad.c ;;
+	pcap) echo tests/fuzz/fuzz_pcap.c $u/pcap.c $u/wire.c $u/icrc.c \
+		$r/decode.c $r/ibop.c $r/mad.c $r/flows.c $r/rocedump.c ;;
 	*) return 1 ;;
 	esac
 }

@@ -19,6 +19,10 @@
  * IPv4 options: scapy covers them (it copies the whole header), rxe
  * handles 20-byte headers only. ferry covers the whole header, as scapy
  * does; for IHL 5, all ferry builds, the two readings agree.
+ * IPv6 (rxe_icrc.c; scapy does not compute it): the traffic class, flow
+ * label and hop limit all ones, the 40-byte header otherwise as sent.
+ * The ICRC covers everything after the BTH whatever the opcode, so one
+ * function (ferry__roce_icrc_ip) checks any RoCEv2 packet.
  */
 #include <string.h>
 
@@ -64,6 +68,49 @@ size_t ferry__roce_trailer(uint8_t out[FERRY_ROCE_TRAILER_MAX], uint32_t crc,
 	return (size_t)pad + FERRY_ROCE_ICRC_LEN;
 }
 
+/* The masked IPv6, UDP and BTH headers at ip6 (see the note above). */
+static uint32_t icrc_hdr6(const uint8_t *ip6)
+{
+	uint8_t m[FERRY_ROCE_IP6_LEN + FERRY_ROCE_UDP_LEN + FERRY_ROCE_BTH_LEN];
+	const size_t udp = FERRY_ROCE_IP6_LEN;
+
+	memcpy(m, ip6, sizeof(m));
+	m[0] |= 0x0f;                        /* traffic class, */
+	m[1] = m[2] = m[3] = 0xff;           /* flow label */
+	m[7] = 0xff;                         /* hop limit */
+	m[udp + 6] = m[udp + 7] = 0xff;      /* UDP checksum */
+	m[udp + FERRY_ROCE_UDP_LEN + 4] = 0xff; /* BTH FECN, BECN, resv6 */
+	return ferry__roce_icrc_more(ICRC_LRH_SEED, m, sizeof(m));
+}
+
+int ferry__roce_icrc_ip(const uint8_t *ip, size_t len, uint32_t *icrc)
+{
+	size_t hdrs;
+	uint32_t crc;
+
+	if (len < 1)
+		return -FERRY_EPROTO;
+	if (ip[0] >> 4 == 4) {
+		size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
+
+		hdrs = ihl + FERRY_ROCE_UDP_LEN + FERRY_ROCE_BTH_LEN;
+		if (ihl < 20 || len < hdrs + FERRY_ROCE_ICRC_LEN)
+			return -FERRY_EPROTO;
+		crc = ferry__roce_icrc_hdr(ip, ihl);
+	} else if (ip[0] >> 4 == 6) {
+		hdrs = FERRY_ROCE_IP6_LEN + FERRY_ROCE_UDP_LEN +
+		       FERRY_ROCE_BTH_LEN;
+		if (len < hdrs + FERRY_ROCE_ICRC_LEN)
+			return -FERRY_EPROTO;
+		crc = icrc_hdr6(ip);
+	} else {
+		return -FERRY_EPROTO;
+	}
+	*icrc = ferry__roce_icrc_more(crc, ip + hdrs,
+				      len - hdrs - FERRY_ROCE_ICRC_LEN);
+	return 0;
+}
+
 int ferry__roce_icrc(const uint8_t *frame, size_t len, uint32_t *icrc)
 {
 	const uint8_t *ip = frame + FERRY_ROCE_ETH_LEN;
@@ -78,11 +125,7 @@ int ferry__roce_icrc(const uint8_t *frame, size_t len, uint32_t *icrc)
 	    tot > len - FERRY_ROCE_ETH_LEN)
 		return -FERRY_EPROTO;
 	udp_len = (size_t)ip[ihl + 4] << 8 | ip[ihl + 5];
-	if (udp_len != tot - ihl ||
-	    udp_len < FERRY_ROCE_UDP_LEN + FERRY_ROCE_BTH_LEN + FERRY_ROCE_ICRC_LEN)
+	if (udp_len != tot - ihl)
 		return -FERRY_EPROTO;
-	size_t hdrs = ihl + FERRY_ROCE_UDP_LEN + FERRY_ROCE_BTH_LEN;
-	*icrc = ferry__roce_icrc_more(ferry__roce_icrc_hdr(ip, ihl), ip + hdrs,
-				      tot - hdrs - FERRY_ROCE_ICRC_LEN);
-	return 0;
+	return ferry__roce_icrc_ip(ip, tot, icrc);
 }

@@ -32,6 +32,7 @@
 
 #define FERRY_ROCE_ETH_LEN 14
 #define FERRY_ROCE_IP_LEN 20   /* as built; parsed ones may carry options */
+#define FERRY_ROCE_IP6_LEN 40  /* IPv6: read by rocedump, never built */
 #define FERRY_ROCE_UDP_LEN 8
 #define FERRY_ROCE_BTH_LEN 12
 #define FERRY_ROCE_RETH_LEN 16
@@ -117,6 +118,15 @@ bool ferry__roce_to_port(const uint8_t *frame, size_t len, uint16_t port);
  * Returns 0 and the value in *icrc (compare it with the 4 bytes at the end
  * read least significant byte first), or -FERRY_EPROTO. */
 int ferry__roce_icrc(const uint8_t *frame, size_t len, uint32_t *icrc);
+
+/* The ICRC of the RoCEv2 packet ip[0..len): an IPv4 header (any IHL)
+ * or an IPv6 one (without extension headers), UDP, BTH, then everything
+ * up to the last 4 bytes (the ICRC itself), whatever the opcode. len is
+ * the IP packet's length (IPv4: its total length; IPv6: 40 + its payload
+ * length). Returns 0 and the value in *icrc (compare it with the last 4
+ * bytes read least significant byte first), or -FERRY_EPROTO when the
+ * version is neither 4 nor 6 or the headers and ICRC do not fit in len. */
+int ferry__roce_icrc_ip(const uint8_t *ip, size_t len, uint32_t *icrc);
 
 /* The ICRC state after the pseudo-LRH and the masked IPv4 (ihl bytes),
  * UDP and BTH headers that start at ip; what the other ICRC functions
