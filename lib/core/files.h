@@ -181,6 +181,12 @@ struct frx_fs {
 #define FRX_BATCH_FILES 256
 #define FRX_BATCH_BYTES (UINT64_C(256) << 20)
 #define FRX_BATCH_NS (UINT64_C(200) * 1000000)
+/* Targets claimed and not yet published, at most: a worker about to
+ * claim one more waits for the control thread to catch up. The kernel
+ * walks every lock of the lock file on each claim, so an unbounded
+ * backlog makes claims quadratic. Above the batch and the files in
+ * flight, so waiting here never holds up what would drain it. */
+#define FRX_MAX_CLAIMED (4 * FRX_BATCH_FILES)
 
 struct ferry__frx {
 	struct ferry_manifest m;
@@ -208,11 +214,18 @@ struct ferry__frx {
 	uint64_t batch_bytes, batch_t0;
 	int ctrl_fd;            /* the session's control connection */
 	bool locks;             /* the mutexes above are initialised */
+	_Atomic unsigned n_claimed; /* targets this session holds */
 	uint64_t pending;       /* files not yet done */
 	uint64_t published, failed, skipped, resumed;
 };
 
 extern const struct ferry__dp_ops ferry__files_rx_dp;
+
+/* Claim / release a target (ferry__stage_claim, counted). */
+int ferry__frx_claim(struct ferry__frx *r, struct ferry__stage *st,
+		     const struct ferry__stage_key *k);
+void ferry__frx_release(struct ferry__frx *r, struct ferry__stage *st,
+			const struct ferry__stage_key *k);
 
 /* Datapath helpers the control side shares (files_rx_dp.c). */
 struct frx_live *ferry__frx_live_new(struct ferry__stage *st,

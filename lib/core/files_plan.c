@@ -115,16 +115,20 @@ int ferry__fileq_init(struct ferry__fileq *q, size_t cap)
 }
 
 /* Each file is pushed at most once, so cap = number of files never
- * overflows. */
+ * overflows. Only a push into an empty queue signals: the control thread
+ * pops until the queue is empty after each wake-up (and acks before it
+ * pops), so a push that finds items there is seen with them. */
 void ferry__fileq_push(struct ferry__fileq *q, uint32_t idx)
 {
 	uint64_t one = 1;
+	bool was_empty;
 
 	pthread_mutex_lock(&q->lock);
+	was_empty = q->head == q->tail;
 	q->v[q->tail] = idx;
 	q->tail = (q->tail + 1) % q->cap;
 	pthread_mutex_unlock(&q->lock);
-	if (write(q->efd, &one, sizeof(one)) < 0) {
+	if (was_empty && write(q->efd, &one, sizeof(one)) < 0) {
 		/* the counter cannot overflow at one per file */
 	}
 }
@@ -166,9 +170,11 @@ void ferry__sums_combine(const struct ferry_chunk_sum *s, uint64_t n,
 			 uint64_t size, uint64_t chunk, uint32_t *crc,
 			 uint32_t *adler)
 {
-	uint32_t c = 0, a = 1;
+	/* the first chunk's sums are the file's so far: combining them with
+	 * an empty file's costs a GF(2) matrix power per file for nothing */
+	uint32_t c = n ? s[0].crc32c : 0, a = n ? s[0].adler32 : 1;
 
-	for (uint64_t k = 0; k < n; k++) {
+	for (uint64_t k = 1; k < n; k++) {
 		uint64_t len = size - k * chunk < chunk ? size - k * chunk : chunk;
 		c = ferry_crc32c_combine(c, s[k].crc32c, len);
 		a = ferry_adler32_combine(a, s[k].adler32, len);

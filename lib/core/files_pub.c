@@ -61,7 +61,7 @@ static int fail_file(struct ferry__frx *r, uint32_t idx, int err,
 {
 	if (claimed) {
 		ferry__stage_drop(st, claimed, true, true);
-		ferry__stage_release(st, claimed);
+		ferry__frx_release(r, st, claimed);
 	}
 	r->failed++;
 	ferry__log(FERRY_LOG_ERR, "%s: %s", r->m.e[idx].path, text);
@@ -113,8 +113,9 @@ static int flush(struct ferry__frx *r)
 					publish_error(e2, text, sizeof(text)));
 			continue;
 		}
-		ferry__stage_drop(b->st, &b->key, false, true);
-		ferry__stage_release(b->st, &b->key);
+		if (ferry__journal_chunks(r->m.e[b->idx].size, r->chunk) > 1)
+			ferry__stage_drop(b->st, &b->key, false, true);
+		ferry__frx_release(r, b->st, &b->key);
 		r->published++;
 		ferry__log(FERRY_LOG_INFO, "published %s:%08x  %s",
 			   r->cksum == FERRY_CKSUM_ADLER32 ? "adler32" : "crc32c",
@@ -175,7 +176,7 @@ static int finalize(struct ferry__frx *r, uint32_t idx)
 		/* identical already: what an earlier attempt staged goes */
 		if (l && l->claimed) {
 			ferry__stage_drop(l->st, &l->key, true, true);
-			ferry__stage_release(l->st, &l->key);
+			ferry__frx_release(r, l->st, &l->key);
 		}
 		ferry__frx_live_retire(r, f);
 		r->skipped++;
@@ -193,14 +194,14 @@ static int finalize(struct ferry__frx *r, uint32_t idx)
 	if (!l) { /* an empty file: no chunk made its entry */
 		rel_of(r, idx, rel, sizeof(rel));
 		ferry__stage_key(rel, &k);
-		err = ferry__stage_claim(st, &k);
+		err = ferry__frx_claim(r, st, &k);
 		if (err) {
 			err = fail_file(r, idx, err, st, NULL, 0, 1, BUSY_TEXT);
 			return err ? err : r->pending ? 0 : flush(r);
 		}
 		l = ferry__frx_live_new(st, &k);
 		if (!l) {
-			ferry__stage_release(st, &k);
+			ferry__frx_release(r, st, &k);
 			return -ENOMEM;
 		}
 		l->claimed = true;

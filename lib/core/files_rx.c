@@ -158,7 +158,7 @@ static int64_t try_resume(struct ferry__frx *r, struct frx_file *f,
 	ferry__stage_key(rel, &k);
 	if (!ferry__stage_has(st, &k, FERRY__STAGE_JOURNAL))
 		return 0; /* a stale part alone is replaced when written */
-	err = ferry__stage_claim(st, &k);
+	err = ferry__frx_claim(r, st, &k);
 	if (err)
 		return err;
 	/* a journal without its part file is what an attempt that ended
@@ -207,7 +207,7 @@ drop:
 	/* start this file over (a file not sent again, one whose target
 	 * turns out identical, keeps no part file) */
 	ferry__stage_drop(st, &k, true, true);
-	ferry__stage_release(st, &k);
+	ferry__frx_release(r, st, &k);
 	return 0;
 }
 

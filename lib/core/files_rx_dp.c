@@ -204,6 +204,35 @@ void ferry__frx_live_retire(struct ferry__frx *r, struct frx_file *f)
 	free(l);
 }
 
+int ferry__frx_claim(struct ferry__frx *r, struct ferry__stage *st,
+		     const struct ferry__stage_key *k)
+{
+	int err = ferry__stage_claim(st, k);
+
+	if (!err)
+		atomic_fetch_add(&r->n_claimed, 1);
+	return err;
+}
+
+void ferry__frx_release(struct ferry__frx *r, struct ferry__stage *st,
+			const struct ferry__stage_key *k)
+{
+	ferry__stage_release(st, k);
+	atomic_fetch_sub(&r->n_claimed, 1);
+}
+
+/* Wait (a worker, before it claims a target) while the session holds
+ * FRX_MAX_CLAIMED targets; -ECANCELED when the pipeline stops. */
+static int claim_room(struct ferry__frx *r, const struct ferry__pipe *p)
+{
+	while (atomic_load(&r->n_claimed) >= FRX_MAX_CLAIMED) {
+		if (atomic_load(&p->abort) || atomic_load(&p->stop))
+			return -ECANCELED;
+		usleep(500);
+	}
+	return 0;
+}
+
 /* f's live entry with a reference taken, made (and the target claimed)
  * by the file's first chunk. -EBUSY: another session holds the target. */
 static int get_live(struct ferry__frx *r, uint32_t idx, struct frx_live **out)
@@ -224,9 +253,9 @@ static int get_live(struct ferry__frx *r, uint32_t idx, struct frx_live **out)
 			 r->dest[0] ? "/" : "", r->m.e[idx].path);
 		ferry__stage_key(rel, &k);
 		struct ferry__stage *st = &r->stage[f->stage].st;
-		err = ferry__stage_claim(st, &k);
+		err = ferry__frx_claim(r, st, &k);
 		if (!err && !(l = ferry__frx_live_new(st, &k))) {
-			ferry__stage_release(st, &k);
+			ferry__frx_release(r, st, &k);
 			err = -ENOMEM;
 		}
 		if (!err) {
@@ -263,6 +292,7 @@ static void landed(struct ferry__frx *r, struct frx_file *f, uint32_t idx)
 		ferry__fileq_push(&r->q, idx);
 }
 
+/* Write, check and journal one chunk: 1 when it completed the file. */
 static int write_chunk(struct ferry__stream *s, struct frx_live *l,
 		       const struct ferry_chunk_hdr *h, const uint8_t *payload)
 {
@@ -322,9 +352,7 @@ static int write_chunk(struct ferry__stream *s, struct frx_live *l,
 	pthread_mutex_unlock(&l->lock);
 	if (err)
 		return write_failed(s, err, "closing", e, h->offset);
-	if (last)
-		ferry__fileq_push(&r->q, h->file_idx);
-	return 0;
+	return last ? 1 : 0;
 }
 
 static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
@@ -350,6 +378,11 @@ static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 		landed(r, f, h->file_idx); /* given up: the chunk is dropped */
 		return 0;
 	}
+	if (!atomic_load(&f->live)) {
+		err = claim_room(r, s->p);
+		if (err)
+			return err;
+	}
 	err = get_live(r, h->file_idx, &l);
 	if (err == -EBUSY) {
 		atomic_store(&f->fail, err);
@@ -359,8 +392,12 @@ static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 	if (err)
 		return err;
 	err = write_chunk(s, l, h, payload);
+	/* let go before the control thread hears of the file, so it does
+	 * not wait for us to free the entry */
 	atomic_fetch_sub(&l->refs, 1);
-	return err;
+	if (err == 1)
+		ferry__fileq_push(&r->q, h->file_idx);
+	return err < 0 ? err : 0;
 }
 
 const struct ferry__dp_ops ferry__files_rx_dp = {

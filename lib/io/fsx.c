@@ -155,10 +155,22 @@ int ferry__dirs_parent(struct ferry__dirs *d, const char *relpath,
 		if (d->e[i].used < d->e[victim].used)
 			victim = i;
 	}
+	if (!create && d->miss && d->miss_len == len &&
+	    !memcmp(d->miss, relpath, len))
+		return -ENOENT;
 	fd = ferry__fs_open_parent(d->rootfd, relpath, create, create_mode,
 				   base);
+	if (fd == -ENOENT) {
+		free(d->miss);
+		d->miss = strndup(relpath, len);
+		d->miss_len = len;
+	}
 	if (fd < 0)
 		return fd;
+	if (d->miss && d->miss_len == len && !memcmp(d->miss, relpath, len)) {
+		free(d->miss); /* made since */
+		d->miss = NULL;
+	}
 	char *copy = strndup(relpath, len);
 	if (!copy) {
 		close(fd);
@@ -177,6 +189,8 @@ int ferry__dirs_parent(struct ferry__dirs *d, const char *relpath,
 
 void ferry__dirs_free(struct ferry__dirs *d)
 {
+	free(d->miss);
+	d->miss = NULL;
 	for (int i = 0; i < FERRY__DIRS_N; i++) {
 		if (d->e[i].path) {
 			free(d->e[i].path);
@@ -309,7 +323,7 @@ int ferry__fs_open_source_with(int (*open_fn)(void *arg, const char *path,
 {
 	int flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
 	struct stat st;
-	int fd, fl, ret;
+	int fd, ret;
 
 	*direct = true;
 	fd = open_fn(arg, path, flags | O_DIRECT);
@@ -319,19 +333,14 @@ int ferry__fs_open_source_with(int (*open_fn)(void *arg, const char *path,
 	}
 	if (fd < 0)
 		return fd;
-	/* O_NONBLOCK only kept a FIFO put in the file's place from
-	 * blocking the open. */
 	if (fstat(fd, &st)) {
 		ret = -errno;
 		goto err_fd;
 	}
+	/* O_NONBLOCK only kept a FIFO put in the file's place from
+	 * blocking the open; it changes nothing for a regular file */
 	if (!S_ISREG(st.st_mode)) {
 		ret = -EINVAL;
-		goto err_fd;
-	}
-	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
-		ret = -errno;
 		goto err_fd;
 	}
 	return fd;

@@ -27,6 +27,9 @@ int ferry__fs_mkdirs(int dirfd, const char *relpath, mode_t mode);
 struct ferry__dirs {
 	int rootfd; /* not owned */
 	uint64_t clock;
+	char *miss;     /* the last directory found missing (a new tree's
+			   files all miss the same one) */
+	size_t miss_len;
 	struct {
 		char *path; /* NULL: free */
 		size_t len;
