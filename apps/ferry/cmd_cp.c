@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -99,7 +100,8 @@ static void on_signal(int sig)
 
 struct cp_out {
 	bool quiet, tty;
-	unsigned failed;
+	unsigned published, skipped, failed;
+	uint64_t bytes;
 };
 
 static void on_file(const struct ferry_file_result *r, void *arg)
@@ -109,8 +111,14 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 
 	if (co->tty && !co->quiet)
 		fputs("\r\033[K", stdout);
-	if (r->status) {
+	if (r->status)
 		co->failed++;
+	else if (r->skipped)
+		co->skipped++;
+	else
+		co->published++;
+	co->bytes += r->status ? 0 : r->bytes_sent;
+	if (r->status) {
 		fprintf(stderr, "ferry cp: %s: %s\n", r->path,
 			r->why && r->why[0] ? r->why : ferry_strerror(r->status));
 	} else if (!co->quiet) {
@@ -482,11 +490,29 @@ int cmd_cp(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	c.o.cancel = &cancelled;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = run(src, &dst, &c.o, &cp, why, sizeof(why));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (co.tty && !c.quiet)
 		fputs("\r\033[K", stdout);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) +
+		      (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	unsigned total = co.published + co.skipped + co.failed;
+	unsigned said = co.failed; /* failures already printed */
+	char b[32];
+	/* as ferry send says it; files never reported (a session that
+	 * failed before they were planned) count as failed */
+	if (src[0].remote && total < cp.n) {
+		co.failed += (unsigned)cp.n - total;
+		total = (unsigned)cp.n;
+	}
+	printf("%u of %u files published, %u skipped, %u failed; %s in %.2f s, %.2f Gb/s\n",
+	       co.published, total, co.skipped, co.failed,
+	       out_bytes(b, sizeof(b), (double)co.bytes), secs,
+	       secs > 0 ? (double)co.bytes * 8 / secs / 1e9 : 0.0);
 	/* a file's failure was printed as it happened; say the rest */
-	if (err && !co.failed)
+	if (err && !said)
 		fprintf(stderr, "ferry cp: %s\n", why[0] ? why : ferry_strerror(err));
 	ret = err ? 1 : 0;
 	goto out;
