@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "core/remote.h"
 #include "ferry/error.h"
 #include "ferry/files.h"
+#include "ferry/log.h"
 #include "out.h"
 
 const char help_cp[] =
@@ -105,21 +107,25 @@ struct cp_out {
 static void on_file(const struct ferry_file_result *r, void *arg)
 {
 	struct cp_out *co = arg;
-	char b[32];
+	char b[32], path[FERRY_ESCAPED_MAX(PATH_MAX)], why[1024];
 
+	/* names and the daemons' words, as plain text */
+	ferry_escape(r->path, path, sizeof(path));
 	if (co->tty && !co->quiet)
 		fputs("\r\033[K", stdout);
 	if (r->status) {
 		co->failed++;
-		fprintf(stderr, "ferry cp: %s: %s\n", r->path,
-			r->why && r->why[0] ? r->why : ferry_strerror(r->status));
+		fprintf(stderr, "ferry cp: %s: %s\n", path,
+			r->why && r->why[0] ?
+				ferry_escape(r->why, why, sizeof(why)) :
+				ferry_strerror(r->status));
 	} else if (!co->quiet) {
 		if (r->cksum == FERRY_CKSUM_NONE)
-			printf("%-18s %s (%s)\n", "-", r->path,
+			printf("%-18s %s (%s)\n", "-", path,
 			       out_bytes(b, sizeof(b), (double)r->size));
 		else
 			printf("%s:%08x  %s (%s)%s\n", ferry_cksum_name(r->cksum),
-			       r->value, r->path,
+			       r->value, path,
 			       out_bytes(b, sizeof(b), (double)r->size),
 			       r->skipped ? " skipped: identical" : "");
 	}
@@ -202,7 +208,7 @@ static int plan(struct side *src, size_t n, const struct side *dst,
 		const struct ferry_opts *o, struct ferry__copy *cp,
 		char **srcs, char **names, char *dest, size_t destlen)
 {
-	char b[FERRY_DEST_MAX];
+	char b[FERRY_DEST_MAX], e[FERRY_ESCAPED_MAX(FERRY_DEST_MAX)];
 	int dir = dst_is_dir(dst, n, o);
 
 	if (dir < 0)
@@ -214,7 +220,8 @@ static int plan(struct side *src, size_t n, const struct side *dst,
 		if (!names[i] || !strcmp(names[i], "/") || !strcmp(names[i], ".") ||
 		    !strcmp(names[i], "..")) {
 			fprintf(stderr, "ferry cp: %s: name it, not a root or '.'\n",
-				dir ? src[i].path : dst->path);
+				ferry_escape(dir ? src[i].path : dst->path, e,
+					     sizeof(e)));
 			return -1;
 		}
 	}
@@ -318,8 +325,10 @@ static int expand_remote(const struct side *src, const struct ferry_opts *o,
 	}
 	ferry__remote_close(&c);
 	if (!err && !x->n) {
+		char e[FERRY_ESCAPED_MAX(FERRY_DEST_MAX)];
+
 		snprintf(why, sizeof(why), "nothing to copy: no files below %s",
-			 cp->src[0]);
+			 ferry_escape(cp->src[0], e, sizeof(e)));
 		err = -ENOENT;
 	}
 	if (err) {

@@ -1,5 +1,6 @@
 /* ferry send: files and directories to a `ferry recv --dir`. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "cmds.h"
 #include "ferry/error.h"
 #include "ferry/files.h"
+#include "ferry/log.h"
 #include "metrics.h"
 #include "out.h"
 
@@ -103,7 +105,7 @@ struct send_out {
 static void on_file(const struct ferry_file_result *r, void *arg)
 {
 	struct send_out *so = arg;
-	char b[32];
+	char b[32], path[FERRY_ESCAPED_MAX(PATH_MAX)], why[1024];
 
 	if (so->json) {
 		fprintf(so->jf, "%s\n    {\"path\": ", so->n_json++ ? "," : "");
@@ -128,15 +130,19 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 	}
 	if (so->tty)
 		fputs("\r\033[K", stdout);
+	/* names and the receiver's words, as plain text (the JSON above
+	 * carries the exact name) */
+	ferry_escape(r->path, path, sizeof(path));
 	if (r->status)
-		fprintf(stderr, "ferry send: %s: %s\n", r->path, r->why);
+		fprintf(stderr, "ferry send: %s: %s\n", path,
+			ferry_escape(r->why, why, sizeof(why)));
 	else if (r->cksum == FERRY_CKSUM_NONE)
-		printf("%-18s %s (%s)%s\n", "-", r->path,
+		printf("%-18s %s (%s)%s\n", "-", path,
 		       out_bytes(b, sizeof(b), (double)r->size),
 		       r->skipped ? " skipped: identical" : "");
 	else
 		printf("%s:%08x  %s (%s)%s%s\n", ferry_cksum_name(r->cksum),
-		       r->value, r->path, out_bytes(b, sizeof(b), (double)r->size),
+		       r->value, path, out_bytes(b, sizeof(b), (double)r->size),
 		       r->skipped ? " skipped: identical" : "",
 		       r->resumed ? " resumed" : "");
 	fflush(stdout);

@@ -320,8 +320,8 @@ int ferry__ctrl_send(int fd, const struct ferry_msg *m, int timeout_ms);
 int ferry__ctrl_recv(int fd, struct ferry_msg *m, int timeout_ms);
 
 /* Send ERROR{code, text formatted from fmt}; code may be given negative
- * (-FERRY_EAUTH) and is sent positive. The text is cut to fit and control
- * characters become '?'. Waits at most FERRY_CTRL_ERROR_TIMEOUT_MS.
+ * (-FERRY_EAUTH) and is sent positive. The text is escaped (ferry_escape)
+ * and cut to fit. Waits at most FERRY_CTRL_ERROR_TIMEOUT_MS.
  * Returns like ferry__ctrl_send(). */
 #define FERRY_CTRL_ERROR_TIMEOUT_MS 2000
 int ferry__ctrl_send_error(int fd, int code, const char *fmt, ...)

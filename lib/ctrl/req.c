@@ -14,6 +14,7 @@
 #include "ctrl/req.h"
 #include "ctrl/wire.h"
 #include "ferry/error.h"
+#include "ferry/log.h"
 #include "io/manifest.h"
 
 /* ---- strings: u16 length, bytes, no control characters -------------- */
@@ -285,10 +286,31 @@ static void put_str_clean(struct ferry__wcur *c, const char *t, size_t max)
 								(uint8_t)'?';
 }
 
+/* A result's why is text to print: written escaped (ferry_escape), cut
+ * to its field; the decoder takes only text that escaping leaves as it
+ * is, so what it accepts encodes back to the same bytes. */
+static void put_text(struct ferry__wcur *c, const char *t)
+{
+	char e[FERRY_ERRTEXT_MAX];
+	size_t n = strlen(ferry_escape(t, e, sizeof(e)));
+
+	ferry__put_u16(c, (uint16_t)n);
+	ferry__put_bytes(c, e, n);
+}
+
+static bool text_escaped(const char *t)
+{
+	char e[FERRY_ERRTEXT_MAX];
+
+	return !strcmp(ferry_escape(t, e, sizeof(e)), t);
+}
+
 static size_t result_size(const struct ferry_push_result *r)
 {
+	char e[FERRY_ERRTEXT_MAX];
+
 	return 2 + strnlen(r->name, sizeof(r->name) - 1) + 4 + 4 + 4 + 8 +
-	       8 + 1 + 2 + strnlen(r->why, sizeof(r->why) - 1);
+	       8 + 1 + 2 + strlen(ferry_escape(r->why, e, sizeof(e)));
 }
 
 size_t ferry__results_encode(const struct ferry_push_result *r, size_t n,
@@ -308,7 +330,7 @@ size_t ferry__results_encode(const struct ferry_push_result *r, size_t n,
 		ferry__put_u64(&c, x->size);
 		ferry__put_u64(&c, x->bytes_sent);
 		ferry__put_u8(&c, x->skipped ? 1 : 0);
-		put_str_clean(&c, x->why, sizeof(x->why));
+		put_text(&c, x->why);
 	}
 	return c.off;
 }
@@ -324,7 +346,7 @@ static int result_dec(struct ferry__rcur *c, struct ferry_push_result *r)
 	r->bytes_sent = ferry__get_u64(c);
 	r->skipped = ferry__get_u8(c);
 	if (c->overrun || r->skipped > 1 ||
-	    get_str(c, r->why, sizeof(r->why)))
+	    get_str(c, r->why, sizeof(r->why)) || !text_escaped(r->why))
 		return -FERRY_EPROTO;
 	return 0;
 }

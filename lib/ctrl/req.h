@@ -96,7 +96,9 @@ struct ferry_push_result {
 /* Encode results [*next, n) that fit into buf; advances *next and
  * returns the bytes used (0 only when *next == n or one result does not
  * fit a buffer of cap >= FERRY_PUSH_RESULT_MAX). It cannot fail: strings
- * are cut to fit their field and control characters become '?'. */
+ * are cut to fit their field, control characters in a name become '?',
+ * and the why is escaped (ferry_escape); the decoder refuses a why that
+ * escaping would change. */
 #define FERRY_PUSH_RESULT_MAX (2 + 4095 + 4 + 4 + 4 + 8 + 8 + 1 + 2 + 255)
 size_t ferry__results_encode(const struct ferry_push_result *r, size_t n,
 			     size_t *next, uint8_t *buf, size_t cap);

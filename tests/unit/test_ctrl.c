@@ -741,7 +741,7 @@ static void test_io_send_error(void)
 	CU_ASSERT_EQUAL(ferry__ctrl_recv(sv[1], &m, IO_MS), -FERRY_EPEER);
 	CU_ASSERT_EQUAL(m.type, FERRY_MSG_ERROR);
 	CU_ASSERT_EQUAL(m.u.error.code, FERRY_EAUTH);
-	CU_ASSERT_STRING_EQUAL(m.u.error.text, "no ?[31m5");
+	CU_ASSERT_STRING_EQUAL(m.u.error.text, "no \\x1b[31m5");
 	close(sv[0]);
 	close(sv[1]);
 }
