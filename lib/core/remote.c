@@ -93,7 +93,10 @@ int ferry__remote_send(struct ferry__conn *c, uint32_t op, const char *path,
 	if (len)
 		memcpy(m->u.req.data, data, len);
 	err = ferry__ctrl_send(c->fd, m, c->timeout_ms);
-	if (err)
+	if (err && path[0])
+		ferry__why(why, whylen, "%s: sending the request for %.200s: %s",
+			   c->peer, path, ferry_strerror(err));
+	else if (err)
 		ferry__why(why, whylen, "%s: sending the request: %s", c->peer,
 			   ferry_strerror(err));
 	return err;

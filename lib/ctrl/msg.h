@@ -278,8 +278,9 @@ struct ferry_msg {
  * -FERRY_ETOOBIG if the frame does not fit in cap (or would exceed
  * FERRY_CTRL_MAX_BODY), or -EINVAL if m is not a valid message (unknown
  * type, ep.len > FERRY_EP_MAX, error text unterminated or with control
- * characters, a HELLO name that is not valid, a REQ path unterminated or
- * with control characters, REQ or REPLY data over its maximum). */
+ * characters, a HELLO name that is not valid, a REQ path unterminated,
+ * REQ or REPLY data over its maximum). A REQ path, like a file name, may
+ * hold any byte but NUL. */
 int ferry__ctrl_encode(const struct ferry_msg *m, uint8_t *buf, size_t cap,
 		       size_t *len);
 

@@ -107,6 +107,28 @@ serve_exports() {
 	fail "ferry serve ($name) did not listen on port $SPORT within 5 s"
 }
 
+# exports_pair: keys $T/keys/ops.key (rights all) and $T/keys/ro.key
+# (read only), and two daemons on loopback exporting $T/a and $T/b
+# ($T/a.conf, $T/b.conf, naming the key files relative to themselves) to
+# both; sets PA and PB (their ports) and A and B (their ferry:// URLs).
+exports_pair() {
+	local s
+	mkdir -p $T/a $T/b $T/keys
+	for s in ops ro; do
+		"$FERRY" keygen $T/keys/$s.key >/dev/null || fail "keygen"
+	done
+	for s in a b; do
+		cat >$T/$s.conf <<CONF
+root $T/$s
+key ops keys/ops.key rights all paths /
+key ro  keys/ro.key  rights read paths /
+CONF
+	done
+	serve_exports a $T/a.conf; PA=$SPORT
+	serve_exports b $T/b.conf; PB=$SPORT
+	A=ferry://127.0.0.1:$PA; B=ferry://127.0.0.1:$PB
+}
+
 need_root() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
 	ip netns list >/dev/null 2>&1 || skip "ip netns does not work here"
