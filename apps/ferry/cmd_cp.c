@@ -149,13 +149,22 @@ static void on_marker(const struct ferry__marker *mk, void *arg)
 
 static bool parse_side(const char *arg, struct side *s)
 {
-	char why[256];
+	char why[256], e[1024];
 	int r = ferry__url_parse(arg, s->host, sizeof(s->host), s->port,
 				 sizeof(s->port), s->path, sizeof(s->path), why,
 				 sizeof(why));
+	size_t n = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			       "0123456789+.-");
 
 	if (r < 0) {
 		fprintf(stderr, "ferry cp: %s\n", why);
+		return false;
+	}
+	/* another scheme (http://, root://, file://): not a local path */
+	if (r == 1 && n && n <= 32 && !strncmp(arg + n, "://", 3)) {
+		snprintf(why, sizeof(why), "%.*s", (int)n + 3, arg);
+		fprintf(stderr, "ferry cp: %s: the %s scheme is not supported; give a local path or ferry://HOST[:PORT]/PATH\n",
+			ferry_escape(arg, e, sizeof(e)), why);
 		return false;
 	}
 	s->remote = r == 0;
@@ -425,7 +434,7 @@ int cmd_cp(int argc, char **argv)
 	int opt, err, ret = 1;
 
 	cli_common_init(&c);
-	while ((opt = getopt_long(argc, argv, "fP:i:qvh", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("cp", argc, argv, "fP:i:qvh", longopts)) != -1) {
 		switch (opt) {
 		case 'f':
 			cp.force = true;

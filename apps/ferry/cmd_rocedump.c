@@ -137,8 +137,7 @@ int cmd_rocedump(int argc, char **argv)
 	FILE *f;
 	int opt, rc;
 
-	opterr = 0;     /* one line on stderr: ours */
-	while ((opt = getopt_long(argc, argv, "p:h", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("rocedump", argc, argv, "p:h", longopts)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (!cli_uint("rocedump", "--port", optarg, 1, 65535,
@@ -150,9 +149,7 @@ int cmd_rocedump(int argc, char **argv)
 			fputs(help_rocedump, stdout);
 			return 0;
 		default:
-			cli_die_usage("rocedump", opt == ':' || optopt == 'p'
-				      ? "--port needs a value"
-				      : "unknown option");
+			cli_die_usage("rocedump", "unknown option");
 		}
 	}
 	if (argc - optind != 1)

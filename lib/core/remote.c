@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "core/net.h"
@@ -324,7 +325,7 @@ int ferry__url_parse(const char *url, char *host, size_t hostlen, char *port,
 	const char *h = url + strlen(scheme), *hend, *slash, *p = NULL;
 	size_t hl;
 
-	if (strncmp(url, scheme, strlen(scheme)) != 0)
+	if (strncasecmp(url, scheme, strlen(scheme)) != 0)
 		return 1;
 	slash = strchr(h, '/');
 	if (!slash)
@@ -357,6 +358,11 @@ int ferry__url_parse(const char *url, char *host, size_t hostlen, char *port,
 			goto bad;
 		memcpy(port, p, pl);
 		port[pl] = '\0';
+		if (pl > 5 || atoi(port) < 1 || atoi(port) > 65535) {
+			ferry__why(why, whylen, "%s: port %s is out of range "
+				   "(1 to 65535)", url, port);
+			return -EINVAL;
+		}
 	} else {
 		snprintf(port, portlen, "%s", FERRY_DEFAULT_PORT);
 	}

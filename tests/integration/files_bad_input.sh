@@ -140,11 +140,20 @@ refuse "a directory arriving onto a symlink" "link.*(outside|symlink)" \
 refuse "a file arriving onto a symlink, --force" "flink.*(symlink|not a regular file|outside)" \
 	fsend -q --force "$S/flink" "$H"
 
+# counted OUT N: the summary counts N files, all failed (the session was
+# refused before any was published)
+counted() {
+	grep -q "^0 of $2 files published, 0 skipped, $2 failed" "$T/out" ||
+		bad "the summary does not count $2 failed file(s): $(head -c 300 "$T/out")"
+}
+
 note "existing targets"
 refuse "an existing target without --force" "exists.*--force" \
 	fsend -q "$S/exists" "$H"
+counted "$T/out" 1
 refuse "an existing target in a tree (nothing else made)" "tree/exists.*--force" \
 	fsend -q "$S/tree" "$H"
+counted "$T/out" 2
 refuse "a directory where a file would land" "adir.*(not a regular file|directory)" \
 	fsend -q --force "$S/adir" "$H"
 
