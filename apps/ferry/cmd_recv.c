@@ -56,8 +56,11 @@ const char help_recv[] =
 "      --max-sessions N  sessions served at once (default 4); an\n"
 "                        authenticated sender beyond that waits up to\n"
 "                        --timeout for a slot, then is told the receiver\n"
-"                        is busy; connections still in their handshake\n"
-"                        (at most 10 s each, 16 more) hold no slot\n"
+"                        is busy. Connections still in their handshake\n"
+"                        hold no slot: at most 64 at once (16 from one\n"
+"                        address), the oldest silent one closed to make\n"
+"                        room; the first byte must come within 3 s, the\n"
+"                        handshake end within 10 s\n"
 "      --max-mem SIZE    largest ring one session may ask for (default 4G)\n"
 "\n"
 "Pipeline (the sender proposes streams, chunk size and slots):\n"
@@ -119,9 +122,12 @@ static void print_help(const char *name)
 		fputs(help_recv, stdout);
 }
 
-/* Connections beyond --max-sessions still in their handshake (each at
- * most 10 s): silent peers use these, not the sessions' slots. */
-#define HANDSHAKE_EXTRA 16
+/* Session threads at most: the sessions, as many authenticated senders
+ * waiting for a slot, and the connections the library holds in their
+ * handshake (it closes the oldest silent one when it needs room), twice
+ * over for those on their way out. Past this the daemon stops accepting
+ * until some end; peers that only connect never get it there. */
+#define MAX_THREADS(sessions) (2 * (sessions) + 2 * FERRY_SERVER_HANDSHAKES)
 
 static atomic_bool stopping;
 static atomic_uint active;
@@ -337,13 +343,12 @@ int cmd_recv(int argc, char **argv)
 	while (!atomic_load(&stopping)) {
 		struct pollfd pf = { .fd = ferry_server_fd(srv),
 				     .events = POLLIN };
-		if (atomic_load(&active) >= max_sessions + HANDSHAKE_EXTRA ||
-		    poll(&pf, 1, 200) <= 0)
-		{
-			if (atomic_load(&active) >= max_sessions + HANDSHAKE_EXTRA)
-				usleep(20000);
+		if (atomic_load(&active) >= MAX_THREADS(max_sessions)) {
+			usleep(20000);
 			continue;
 		}
+		if (poll(&pf, 1, 200) <= 0)
+			continue;
 		struct session_job *j = calloc(1, sizeof(*j));
 		if (!j)
 			break;

@@ -140,17 +140,25 @@ def bench(port, nbytes, out=None, key=KEYF, extra=()):
                           text=True, timeout=60)
 
 
-# --- R2: a silent peer is dropped at the 10 s cap, not at --timeout 60 ---
+# --- R2 (--timeout 60): a peer that sent half a HELLO is dropped at the
+# --- 10 s cap; one that sent nothing at the first-byte deadline (3 s) ---
 r2 = {}
-def silent_r2():
+def stalled_r2():
     s, sp = connect(PORT2)
+    s.sendall(hello()[:20])
     r2["sport"], r2["t"] = sp, until_eof(s, time.monotonic())
     s.close()
-t_r2 = threading.Thread(target=silent_r2)
+def silent_r2():
+    s, sp = connect(PORT2)
+    r2["silent_sport"], r2["silent_t"] = sp, until_eof(s, time.monotonic())
+    s.close()
+t_r2 = threading.Thread(target=stalled_r2)
 t_r2.start()
+t_r2s = threading.Thread(target=silent_r2)
+t_r2s.start()
 
 # --- a silent peer, and one that sent half a HELLO, hang; good benches
-# --- are served meanwhile (R2's silent peer hangs for 10 s: its bench
+# --- are served meanwhile (R2's stalled peer hangs for 10 s: its bench
 # --- must be done before that) ---
 t0 = time.monotonic()
 silent, sp_silent = connect()
@@ -328,11 +336,18 @@ check("a good session afterwards", r.returncode == 0,
       last(r.stderr) if r.returncode else "")
 
 t_r2.join(20)
+t_r2s.join(20)
 dt = r2.get("t", 99)
-check("R2 (--timeout 60): silent peer dropped at the 10 s cap",
+check("R2 (--timeout 60): half a HELLO, then silence: dropped at the 10 s cap",
       9.5 <= dt <= 10 + SLACK, f"{dt:.2f} s")
-expect_log("R2 silent peer", r2.get("sport", 0),
+expect_log("R2 stalled peer", r2.get("sport", 0),
            "the peer did not answer in time (10.0 s)", log=LOG2)
+dt = r2.get("silent_t", 99)
+check("R2 (--timeout 60): silent peer dropped at the first-byte deadline",
+      2.5 <= dt <= 3 + SLACK, f"{dt:.2f} s")
+expect_log("R2 silent peer", r2.get("silent_sport", 0),
+           "waiting for the client's HELLO: the peer did not answer in time (3.0 s)",
+           log=LOG2)
 sys.exit(1 if failed else 0)
 PY
 
