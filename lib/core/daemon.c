@@ -222,6 +222,28 @@ int ferry__daemon_open_path(const struct ferry__daemon *d, const char *path,
 	return errno == ELOOP || errno == EXDEV ? -EACCES : -errno;
 }
 
+int ferry__daemon_may_replace(const struct ferry__daemon *d,
+			      const char *key_name, const char *path,
+			      char *why, size_t whylen)
+{
+	int fd = ferry__daemon_open_path(d, path, O_PATH, 0), err;
+	char msg[FERRY_ERRTEXT_MAX];
+	struct stat st;
+
+	if (fd < 0)
+		return 0; /* nothing to replace (or refused when opened) */
+	err = fstat(fd, &st) ? -errno : 0;
+	close(fd);
+	if (err || !S_ISREG(st.st_mode))
+		return 0;
+	err = ferry__exports_allow(d->ex, key_name, FERRY__RIGHT_DELETE, path,
+				   msg, sizeof(msg));
+	if (err)
+		ferry__why(why, whylen, "%s (replacing an existing file with "
+			   "--force needs the delete right)", msg);
+	return err;
+}
+
 int ferry__daemon_abs(const struct ferry__daemon *d, const char *path,
 		      char *buf, size_t len)
 {

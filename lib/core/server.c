@@ -433,7 +433,8 @@ out:
 }
 
 /* A push session on a daemon: every file must be one the client's key
- * may write, or, for a token, exactly what the token names. */
+ * may write (and, with --force, delete where one would be replaced), or,
+ * for a token, exactly what the token names. */
 static int check_files(void *arg, const char *dest, uint32_t flags,
 		       const struct ferry_manifest *m, char *why,
 		       size_t whylen)
@@ -451,6 +452,10 @@ static int check_files(void *arg, const char *dest, uint32_t flags,
 		err = ferry__exports_allow(sc->d->ex, sc->who.name,
 					   FERRY__RIGHT_WRITE, path, why,
 					   whylen);
+		if (!err && (flags & FERRY_FILES_FORCE) &&
+		    m->e[i].type == FERRY_ENTRY_FILE)
+			err = ferry__daemon_may_replace(sc->d, sc->who.name,
+							path, why, whylen);
 		if (err)
 			return err;
 	}

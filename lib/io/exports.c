@@ -477,6 +477,7 @@ static int read_text(const char *path, char **text, char *why,
 		     size_t whylen)
 {
 	size_t len = 0;
+	struct stat st;
 	char *buf;
 	int fd, ret = 0;
 
@@ -486,6 +487,27 @@ static int read_text(const char *path, char **text, char *why,
 		ferry__why(why, whylen, "cannot open exports file %s: %s", path,
 			   ferry_strerror(ret));
 		return ret;
+	}
+	/* whoever may write it may grant any key every right: the same
+	 * rule as for key files, for writing */
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		ferry__why(why, whylen, "cannot stat exports file %s: %s", path,
+			   ferry_strerror(ret));
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		ferry__why(why, whylen, "exports file %s is not a regular file",
+			   path);
+		goto out_close;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		ret = -EPERM;
+		ferry__why(why, whylen, "exports file %s is writable by group "
+			   "or others (mode %04o); run `chmod go-w %s`", path,
+			   (unsigned)(st.st_mode & 07777), path);
+		goto out_close;
 	}
 	buf = malloc(EXPORTS_FILE_MAX + 1);
 	if (!buf) {

@@ -4,6 +4,9 @@
 set -uo pipefail
 
 BUILD=${BUILD:-$(cd "$(dirname "$0")/../../build" && pwd)}
+# What the tests write is theirs alone, whatever umask they were started
+# with (a daemon refuses an exports file that group or others may write).
+umask 022
 FERRY=$BUILD/apps/ferry/ferry
 T=$(mktemp -d /tmp/ferry-test.XXXXXX)
 PIDS=()
