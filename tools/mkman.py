@@ -285,6 +285,12 @@ def parse_help(text, prog):
     while i < len(lines) and lines[i].startswith(" "):
         usage.append(lines[i][len("usage: "):])
         i += 1
+    # a command under another name (ferry serve is ferry recv) prints its
+    # usage line with the name typed: so does its page
+    words, pw = usage[0].split(" "), prog.split(" ")
+    if len(pw) == 2 and len(words) >= 2 and words[0] == pw[0] and \
+            words[1] != pw[1]:
+        usage[0] = " ".join(pw + words[2:])
     syn = [".nf"]
     for u in usage:
         u = u.rstrip()

@@ -1,5 +1,6 @@
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +245,64 @@ void cli_die_usage(const char *cmd, const char *hint)
 {
 	fprintf(stderr, "ferry %s: %s (see `ferry %s --help`)\n", cmd, hint,
 		cmd);
+	exit(2);
+}
+
+/* How many long options "--text" (up to '=') may mean: 1 for an exact
+ * name; otherwise the names it abbreviates, listed in buf. */
+static int long_matches(const char *text, const struct option *longopts,
+			char *buf, size_t len)
+{
+	size_t n = strcspn(text, "=");
+	int matches = 0;
+
+	buf[0] = '\0';
+	for (const struct option *o = longopts; o && o->name; o++) {
+		if (strncmp(o->name, text, n))
+			continue;
+		if (strlen(o->name) == n)
+			return 1;
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s--%s",
+			 matches++ ? ", " : "", o->name);
+	}
+	return matches;
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts)
+{
+	char opts[64], what[160], names[256];
+	const char *arg;
+	bool is_long;
+	int opt;
+
+	snprintf(opts, sizeof(opts), ":%s", shortopts);
+	opterr = 0; /* one line of ours per mistake, not getopt's */
+	opt = getopt_long(argc, argv, opts, longopts, NULL);
+	if (opt != '?' && opt != ':')
+		return opt;
+	/* A long option's mistake ends its word, argv[optind - 1]; a short
+	 * one is optopt (its word may hold more: "-vz"). */
+	arg = argv[optind - 1];
+	is_long = strncmp(arg, "--", 2) == 0 &&
+		  (opt == ':' || !optopt || strchr(arg, '='));
+	if (is_long)
+		snprintf(what, sizeof(what), "%.*s", (int)strcspn(arg, "="),
+			 arg);
+	else
+		snprintf(what, sizeof(what), "-%c", optopt);
+	if (opt == ':')
+		fprintf(stderr, "ferry %s: option '%s' needs a value", cmd, what);
+	else if (is_long && optopt)
+		fprintf(stderr, "ferry %s: option '%s' takes no value", cmd,
+			what);
+	else if (is_long && long_matches(what + 2, longopts, names,
+					 sizeof(names)) > 1)
+		fprintf(stderr, "ferry %s: option '%s' is ambiguous (%s)", cmd,
+			what, names);
+	else
+		fprintf(stderr, "ferry %s: unknown option '%s'", cmd, what);
+	fprintf(stderr, " (see `ferry %s --help`)\n", cmd);
 	exit(2);
 }
 

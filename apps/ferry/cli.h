@@ -48,6 +48,15 @@ void cli_logger(const char *cmd, bool quiet, bool verbose);
 
 void cli_die_usage(const char *cmd, const char *usage_hint);
 
+/* getopt_long without getopt's own message: an unknown or ambiguous
+ * option, a missing value or a value given to an option that takes none
+ * is said in one line ("ferry CMD: unknown option '--frobnicate' (see
+ * `ferry CMD --help`)") and the command exits 2. Returns what
+ * getopt_long returns otherwise. */
+struct option;
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts);
+
 #endif
 
 /* Long-option codes of the common options (getopt_long values). */

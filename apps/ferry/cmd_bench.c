@@ -209,8 +209,8 @@ int cmd_bench(int argc, char **argv)
 	int opt, err;
 
 	cli_common_init(&c);
-	while ((opt = getopt_long(argc, argv, "t:n:P:l:i:qvh", longopts,
-				  NULL)) != -1) {
+	while ((opt = cli_getopt("bench", argc, argv, "t:n:P:l:i:qvh",
+				 longopts)) != -1) {
 		if (opt == 't' || opt == 'n' || opt == 'P' || opt == 'l' ||
 		    opt == OPT_SLOTS)
 			osu.bulk = true;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "core/remote.h"
 #include "ferry/error.h"
 #include "ferry/files.h"
+#include "ferry/log.h"
 #include "out.h"
 
 const char help_cp[] =
@@ -42,7 +44,9 @@ const char help_cp[] =
 "batches of up to 256, each its own session (and token).\n"
 "\n"
 "Options:\n"
-"  -f, --force           replace existing targets (default: refuse)\n"
+"  -f, --force           replace existing targets (default: refuse); on a\n"
+"                        daemon that takes the delete right where a file\n"
+"                        is replaced\n"
 "      --cksum TYPE      adler32 (default), crc32c or none: the whole-file\n"
 "                        checksum compared and printed\n"
 "  -P, --streams N       parallel streams (default 4)\n"
@@ -107,8 +111,10 @@ struct cp_out {
 static void on_file(const struct ferry_file_result *r, void *arg)
 {
 	struct cp_out *co = arg;
-	char b[32];
+	char b[32], path[FERRY_ESCAPED_MAX(PATH_MAX)], why[1024];
 
+	/* names and the daemons' words, as plain text */
+	ferry_escape(r->path, path, sizeof(path));
 	if (co->tty && !co->quiet)
 		fputs("\r\033[K", stdout);
 	if (r->status)
@@ -119,15 +125,17 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 		co->published++;
 	co->bytes += r->status ? 0 : r->bytes_sent;
 	if (r->status) {
-		fprintf(stderr, "ferry cp: %s: %s\n", r->path,
-			r->why && r->why[0] ? r->why : ferry_strerror(r->status));
+		fprintf(stderr, "ferry cp: %s: %s\n", path,
+			r->why && r->why[0] ?
+				ferry_escape(r->why, why, sizeof(why)) :
+				ferry_strerror(r->status));
 	} else if (!co->quiet) {
 		if (r->cksum == FERRY_CKSUM_NONE)
-			printf("%-18s %s (%s)\n", "-", r->path,
+			printf("%-18s %s (%s)\n", "-", path,
 			       out_bytes(b, sizeof(b), (double)r->size));
 		else
 			printf("%s:%08x  %s (%s)%s\n", ferry_cksum_name(r->cksum),
-			       r->value, r->path,
+			       r->value, path,
 			       out_bytes(b, sizeof(b), (double)r->size),
 			       r->skipped ? " skipped: identical" : "");
 	}
@@ -151,13 +159,22 @@ static void on_marker(const struct ferry__marker *mk, void *arg)
 
 static bool parse_side(const char *arg, struct side *s)
 {
-	char why[256];
+	char why[256], e[1024];
 	int r = ferry__url_parse(arg, s->host, sizeof(s->host), s->port,
 				 sizeof(s->port), s->path, sizeof(s->path), why,
 				 sizeof(why));
+	size_t n = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			       "0123456789+.-");
 
 	if (r < 0) {
 		fprintf(stderr, "ferry cp: %s\n", why);
+		return false;
+	}
+	/* another scheme (http://, root://, file://): not a local path */
+	if (r == 1 && n && n <= 32 && !strncmp(arg + n, "://", 3)) {
+		snprintf(why, sizeof(why), "%.*s", (int)n + 3, arg);
+		fprintf(stderr, "ferry cp: %s: the %s scheme is not supported; give a local path or ferry://HOST[:PORT]/PATH\n",
+			ferry_escape(arg, e, sizeof(e)), why);
 		return false;
 	}
 	s->remote = r == 0;
@@ -210,7 +227,7 @@ static int plan(struct side *src, size_t n, const struct side *dst,
 		const struct ferry_opts *o, struct ferry__copy *cp,
 		char **srcs, char **names, char *dest, size_t destlen)
 {
-	char b[FERRY_DEST_MAX];
+	char b[FERRY_DEST_MAX], e[FERRY_ESCAPED_MAX(FERRY_DEST_MAX)];
 	int dir = dst_is_dir(dst, n, o);
 
 	if (dir < 0)
@@ -222,7 +239,8 @@ static int plan(struct side *src, size_t n, const struct side *dst,
 		if (!names[i] || !strcmp(names[i], "/") || !strcmp(names[i], ".") ||
 		    !strcmp(names[i], "..")) {
 			fprintf(stderr, "ferry cp: %s: name it, not a root or '.'\n",
-				dir ? src[i].path : dst->path);
+				ferry_escape(dir ? src[i].path : dst->path, e,
+					     sizeof(e)));
 			return -1;
 		}
 	}
@@ -326,8 +344,10 @@ static int expand_remote(const struct side *src, const struct ferry_opts *o,
 	}
 	ferry__remote_close(&c);
 	if (!err && !x->n) {
+		char e[FERRY_ESCAPED_MAX(FERRY_DEST_MAX)];
+
 		snprintf(why, sizeof(why), "nothing to copy: no files below %s",
-			 cp->src[0]);
+			 ferry_escape(cp->src[0], e, sizeof(e)));
 		err = -ENOENT;
 	}
 	if (err) {
@@ -424,7 +444,7 @@ int cmd_cp(int argc, char **argv)
 	int opt, err, ret = 1;
 
 	cli_common_init(&c);
-	while ((opt = getopt_long(argc, argv, "fP:i:qvh", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("cp", argc, argv, "fP:i:qvh", longopts)) != -1) {
 		switch (opt) {
 		case 'f':
 			cp.force = true;

@@ -134,8 +134,7 @@ int cmd_doctor(int argc, char **argv)
 	int opt, err;
 	size_t n;
 
-	opterr = 0; /* one line of ours per mistake, not getopt's */
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("doctor", argc, argv, "h", longopts)) != -1) {
 		switch (opt) {
 		case OPT_RTT:
 			if (!positive("--rtt", optarg, 60000, &a.rtt_ms))
@@ -157,18 +156,8 @@ int cmd_doctor(int argc, char **argv)
 		case 'h':
 			fputs(help_doctor, stdout);
 			return 0;
-		case ':':
-			fprintf(stderr, "ferry doctor: %s needs a value (see `ferry doctor --help`)\n",
-				argv[optind - 1]);
-			return 2;
 		default:
-			if (optopt)
-				fprintf(stderr, "ferry doctor: unknown option '-%c' (see `ferry doctor --help`)\n",
-					optopt);
-			else
-				fprintf(stderr, "ferry doctor: unknown option '%s' (see `ferry doctor --help`)\n",
-					argv[optind - 1]);
-			return 2;
+			cli_die_usage("doctor", "unknown option");
 		}
 	}
 	if (optind != argc)

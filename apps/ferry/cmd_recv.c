@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "ferry/chunk.h"
 #include "ferry/error.h"
 #include "metrics.h"
 #include "out.h"
@@ -74,8 +75,11 @@ const char help_recv[] =
 "      --max-sessions N  sessions served at once (default 4); an\n"
 "                        authenticated sender beyond that waits up to\n"
 "                        --timeout for a slot, then is told the receiver\n"
-"                        is busy; connections still in their handshake\n"
-"                        (at most 10 s each, 16 more) hold no slot\n"
+"                        is busy. Connections still in their handshake\n"
+"                        hold no slot: at most 64 at once (16 from one\n"
+"                        address), the oldest silent one closed to make\n"
+"                        room; the first byte must come within 3 s, the\n"
+"                        handshake end within 10 s\n"
 "      --max-mem SIZE    largest ring one session may ask for (default 4G)\n"
 "\n"
 "Pipeline (the sender proposes streams, chunk size and slots):\n"
@@ -119,9 +123,30 @@ const char help_recv[] =
 "Examples: ferry recv --key /etc/ferry/key -p 7471\n"
 "          ferry serve --exports /etc/ferry/exports.conf\n";
 
-/* Connections beyond --max-sessions still in their handshake (each at
- * most 10 s): silent peers use these, not the sessions' slots. */
-#define HANDSHAKE_EXTRA 16
+/* The smallest ring a session can have: one slot of the smallest chunk
+ * (the chunk header's block, then the payload). */
+#define MIN_RING (FERRY_CHUNK_HDR_SPACE + FERRY_MIN_CHUNK)
+
+/* `ferry recv` or `ferry serve`: messages and --help name the one typed. */
+static const char *cmd = "recv";
+
+static void print_help(const char *name)
+{
+	static const char usage[] = "usage: ferry recv";
+
+	/* help_recv is written for recv, and its man page for both */
+	if (strncmp(help_recv, usage, strlen(usage)) == 0)
+		printf("usage: ferry %s%s", name, help_recv + strlen(usage));
+	else
+		fputs(help_recv, stdout);
+}
+
+/* Session threads at most: the sessions, as many authenticated senders
+ * waiting for a slot, and the connections the library holds in their
+ * handshake (it closes the oldest silent one when it needs room), twice
+ * over for those on their way out. Past this the daemon stops accepting
+ * until some end; peers that only connect never get it there. */
+#define MAX_THREADS(sessions) (2 * (sessions) + 2 * FERRY_SERVER_HANDSHAKES)
 
 static atomic_bool stopping;
 static atomic_uint active;
@@ -164,7 +189,7 @@ static int serve(struct session_job *j)
 	else if (!err)
 		out_summary(stdout, prefix, rep);
 	if (err)
-		fprintf(stderr, "ferry recv: %ssession failed: %s\n", prefix,
+		fprintf(stderr, "ferry %s: %ssession failed: %s\n", cmd, prefix,
 			why[0] ? why : ferry_strerror(err));
 	fflush(stdout);
 	pthread_mutex_unlock(&out_lock);
@@ -217,12 +242,13 @@ int cmd_recv(int argc, char **argv)
 	uint64_t v;
 	int opt, err;
 
+	cmd = argv[0]; /* "recv" or "serve" */
 	cli_common_init(&c);
-	while ((opt = getopt_long(argc, argv, "p:B:d:e:i:qvh", longopts, NULL)) !=
+	while ((opt = cli_getopt(cmd, argc, argv, "p:B:d:e:i:qvh", longopts)) !=
 	       -1) {
 		switch (opt) {
 		case 'p':
-			if (!cli_uint("recv", "-p", optarg, 1, 65535, &dummy))
+			if (!cli_uint(cmd, "-p", optarg, 1, 65535, &dummy))
 				return 2;
 			port = optarg;
 			break;
@@ -239,13 +265,18 @@ int cmd_recv(int argc, char **argv)
 			once = true;
 			break;
 		case OPT_MAX_SESSIONS:
-			if (!cli_uint("recv", "--max-sessions", optarg, 1, 64,
+			if (!cli_uint(cmd, "--max-sessions", optarg, 1, 64,
 				      &max_sessions))
 				return 2;
 			break;
 		case OPT_MAX_MEM:
-			if (!cli_size("recv", "--max-mem", optarg, &v))
+			if (!cli_size(cmd, "--max-mem", optarg, &v))
 				return 2;
+			if (v < MIN_RING) {
+				fprintf(stderr, "ferry %s: bad value '%s' for --max-mem: a session's ring needs at least 8K (one slot of the smallest chunk); senders ask for 64 slots of 4M (256M) by default\n",
+					cmd, optarg);
+				return 2;
+			}
 			c.o.max_mem = v;
 			break;
 		case OPT_METRICS:
@@ -263,24 +294,26 @@ int cmd_recv(int argc, char **argv)
 			c.o.keep_setid = true;
 			break;
 		case OPT_SLOTS:
-			fprintf(stderr, "ferry recv: --slots is the sender's choice (ferry send/bench --slots); bound the receiver's memory with --max-mem\n");
+			fprintf(stderr, "ferry %s: --slots is the sender's choice (ferry send/bench --slots); bound the receiver's memory with --max-mem\n",
+				cmd);
 			return 2;
 		case 'h':
-			fputs(help_recv, stdout);
+			print_help(cmd);
 			return 0;
 		default:
-			err = cli_common_opt(&c, "recv", opt, optarg);
+			err = cli_common_opt(&c, cmd, opt, optarg);
 			if (err < 0)
 				return 2;
 			if (err == 0)
-				cli_die_usage("recv", "unknown option");
+				cli_die_usage(cmd, "unknown option");
 		}
 	}
 	if (optind != argc)
-		cli_die_usage("recv", "unexpected argument");
+		cli_die_usage(cmd, "unexpected argument");
 	if (c.o.exports && (c.o.dir || c.key_path || c.no_auth)) {
 		fprintf(stderr,
-			"ferry recv: --exports names the export root and the keys; drop --dir, --key and --no-auth\n");
+			"ferry %s: --exports names the export root and the keys; drop --dir, --key and --no-auth\n",
+			cmd);
 		return 2;
 	}
 	if (c.o.exports && c.o.keep_setid) {
@@ -290,33 +323,38 @@ int cmd_recv(int argc, char **argv)
 	}
 	if (c.no_auth && !loopback_addr(bind_addr)) {
 		fprintf(stderr,
-			"ferry recv: --no-auth is only allowed with a loopback --bind address (127.0.0.1 or ::1); use --key FILE on a network\n");
+			"ferry %s: --no-auth is only allowed with a loopback --bind address (127.0.0.1 or ::1); use --key FILE on a network\n",
+			cmd);
 		return 2;
 	}
 	if (!c.o.exports &&
-	    !cli_key("recv", c.key_path, c.no_auth, &key, &c.o.key))
+	    !cli_key(cmd, c.key_path, c.no_auth, &key, &c.o.key))
 		return 2;
 	if (c.o.dir && access(c.o.dir, W_OK | X_OK) != 0) {
-		fprintf(stderr, "ferry recv: --dir %s is not a directory this user can write\n",
-			c.o.dir);
+		fprintf(stderr, "ferry %s: --dir %s is not a directory this user can write\n",
+			cmd, c.o.dir);
 		return 2;
 	}
 	/* the sender proposes the geometry; these only bound the checks */
 	c.o.streams = 1;
 	c.o.slots = 1;
 	c.o.chunk_size = FERRY_MIN_CHUNK;
-	cli_logger("recv", c.quiet || c.json, c.verbose);
+	if (ferry_opts_check(&c.o, why, sizeof(why))) {
+		fprintf(stderr, "ferry %s: %s\n", cmd, why);
+		return 2;
+	}
+	cli_logger(cmd, c.quiet || c.json, c.verbose);
 	if (!c.json && !c.quiet) {
 		c.o.on_interval = out_interval;
 		c.o.arg = stdout;
 	}
 	if (ferry_server_open(bind_addr, port, &c.o, &srv, why, sizeof(why))) {
-		fprintf(stderr, "ferry recv: %s\n", why);
+		fprintf(stderr, "ferry %s: %s\n", cmd, why);
 		return 1;
 	}
 	ferry_server_limit(srv, max_sessions);
 	if (metrics_at) {
-		err = app_metrics_start("recv", metrics_at, c.quiet || c.json,
+		err = app_metrics_start(cmd, metrics_at, c.quiet || c.json,
 					&metrics);
 		if (err) {
 			ferry_server_close(srv);
@@ -328,12 +366,12 @@ int cmd_recv(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (!c.quiet && !c.json && c.o.exports)
-		fprintf(stderr, "ferry recv: listening on %s port %s (daemon for %s)\n",
-			bind_addr ? bind_addr : "every address", port,
+		fprintf(stderr, "ferry %s: listening on %s port %s (daemon for %s)\n",
+			cmd, bind_addr ? bind_addr : "every address", port,
 			c.o.exports);
 	else if (!c.quiet && !c.json)
-		fprintf(stderr, "ferry recv: listening on %s port %s (%s; %s%s)\n",
-			bind_addr ? bind_addr : "every address", port,
+		fprintf(stderr, "ferry %s: listening on %s port %s (%s; %s%s)\n",
+			cmd, bind_addr ? bind_addr : "every address", port,
 			c.o.key ? "key required" : "no authentication",
 			c.o.dir ? "files land in " : "bench only: no --dir",
 			c.o.dir ? c.o.dir : "");
@@ -342,13 +380,12 @@ int cmd_recv(int argc, char **argv)
 	while (!atomic_load(&stopping)) {
 		struct pollfd pf = { .fd = ferry_server_fd(srv),
 				     .events = POLLIN };
-		if (atomic_load(&active) >= max_sessions + HANDSHAKE_EXTRA ||
-		    poll(&pf, 1, 200) <= 0)
-		{
-			if (atomic_load(&active) >= max_sessions + HANDSHAKE_EXTRA)
-				usleep(20000);
+		if (atomic_load(&active) >= MAX_THREADS(max_sessions)) {
+			usleep(20000);
 			continue;
 		}
+		if (poll(&pf, 1, 200) <= 0)
+			continue;
 		struct session_job *j = calloc(1, sizeof(*j));
 		if (!j)
 			break;

@@ -297,8 +297,7 @@ static int parse_args(int argc, char **argv, struct dump *d, uint16_t *port)
 	unsigned v;
 	int opt;
 
-	opterr = 0;     /* one line on stderr: ours */
-	while ((opt = getopt_long(argc, argv, "p:qh", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("rocedump", argc, argv, "p:qh", longopts)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (!cli_uint("rocedump", "--port", optarg, 1, 65535,
@@ -313,9 +312,7 @@ static int parse_args(int argc, char **argv, struct dump *d, uint16_t *port)
 			fputs(help_rocedump, stdout);
 			return -2;
 		default:
-			cli_die_usage("rocedump", opt == ':' || optopt == 'p'
-				      ? "--port needs a value"
-				      : "unknown option");
+			cli_die_usage("rocedump", "unknown option");
 		}
 	}
 	if (argc - optind != 1)

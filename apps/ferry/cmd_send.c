@@ -1,5 +1,6 @@
 /* ferry send: files and directories to a `ferry recv --dir`. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "cmds.h"
 #include "ferry/error.h"
 #include "ferry/files.h"
+#include "ferry/log.h"
 #include "metrics.h"
 #include "out.h"
 
@@ -103,7 +105,7 @@ struct send_out {
 static void on_file(const struct ferry_file_result *r, void *arg)
 {
 	struct send_out *so = arg;
-	char b[32];
+	char b[32], path[FERRY_ESCAPED_MAX(PATH_MAX)], why[1024];
 
 	if (so->json) {
 		fprintf(so->jf, "%s\n    {\"path\": ", so->n_json++ ? "," : "");
@@ -128,15 +130,19 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 	}
 	if (so->tty)
 		fputs("\r\033[K", stdout);
+	/* names and the receiver's words, as plain text (the JSON above
+	 * carries the exact name) */
+	ferry_escape(r->path, path, sizeof(path));
 	if (r->status)
-		fprintf(stderr, "ferry send: %s: %s\n", r->path, r->why);
+		fprintf(stderr, "ferry send: %s: %s\n", path,
+			ferry_escape(r->why, why, sizeof(why)));
 	else if (r->cksum == FERRY_CKSUM_NONE)
-		printf("%-18s %s (%s)%s\n", "-", r->path,
+		printf("%-18s %s (%s)%s\n", "-", path,
 		       out_bytes(b, sizeof(b), (double)r->size),
 		       r->skipped ? " skipped: identical" : "");
 	else
 		printf("%s:%08x  %s (%s)%s%s\n", ferry_cksum_name(r->cksum),
-		       r->value, r->path, out_bytes(b, sizeof(b), (double)r->size),
+		       r->value, path, out_bytes(b, sizeof(b), (double)r->size),
 		       r->skipped ? " skipped: identical" : "",
 		       r->resumed ? " resumed" : "");
 	fflush(stdout);
@@ -184,11 +190,27 @@ static void json_files(FILE *out, void *arg)
 	fputs("\n  ]", out);
 }
 
+/* Could s be a bare IPv6 address ("fe80::1", "::ffff:1.2.3.4")? */
+static bool ipv6ish(const char *s)
+{
+	return strspn(s, "0123456789abcdefABCDEF:.") == strlen(s) &&
+	       strstr(s, "::") != NULL;
+}
+
+/* Does the DEST part hold a ".." component? */
+static bool dotdot(const char *dest)
+{
+	for (const char *p = dest; (p = strstr(p, "..")) != NULL; p += 2)
+		if ((p == dest || p[-1] == '/') && (p[2] == '/' || !p[2]))
+			return true;
+	return false;
+}
+
 /* "HOST[:PORT][:/DEST]" -> host, port, dest */
 static bool parse_dest(const char *arg, char *host, size_t hl, char *port,
 		       size_t pl, char *dest, size_t dl)
 {
-	char hp[300];
+	char hp[300], e[1024];
 	const char *slash = strstr(arg, ":/");
 
 	if (slash && (size_t)(slash - arg) < sizeof(hp)) {
@@ -198,6 +220,23 @@ static bool parse_dest(const char *arg, char *host, size_t hl, char *port,
 	} else {
 		snprintf(hp, sizeof(hp), "%s", arg);
 		dest[0] = 0;
+	}
+	/* a DEST without its '/' ("dtn2:7471:../x", "dtn2:run42"): say so,
+	 * rather than try to resolve it as a host */
+	if (!slash && arg[0] != '[' && strchr(arg, ':') && !ipv6ish(arg) &&
+	    (strchr(arg, '/') || strchr(arg, ':') != strrchr(arg, ':') ||
+	     strspn(strchr(arg, ':') + 1, "0123456789") !=
+		     strlen(strchr(arg, ':') + 1))) {
+		fprintf(stderr,
+			"ferry send: bad destination '%s': write HOST[:PORT]:/DEST, DEST starting with '/' (a directory below the receiver's --dir)\n",
+			ferry_escape(arg, e, sizeof(e)));
+		return false;
+	}
+	if (dotdot(dest)) {
+		fprintf(stderr,
+			"ferry send: bad destination '%s': DEST cannot hold '..' (it would lead outside the receiver's --dir)\n",
+			ferry_escape(arg, e, sizeof(e)));
+		return false;
 	}
 	return cli_hostport("send", hp, host, hl, port, pl);
 }
@@ -228,10 +267,11 @@ int cmd_send(int argc, char **argv)
 	struct ferry_key key;
 	struct ferry_report *rep;
 	char host[256], port[8], dest[4096], why[512] = "";
+	bool said;
 	int opt, err, ck;
 
 	cli_common_init(&c);
-	while ((opt = getopt_long(argc, argv, "P:l:Li:qvh", longopts, NULL)) !=
+	while ((opt = cli_getopt("send", argc, argv, "P:l:Li:qvh", longopts)) !=
 	       -1) {
 		switch (opt) {
 		case OPT_CKSUM:
@@ -321,6 +361,14 @@ int cmd_send(int argc, char **argv)
 		return 1;
 	}
 	err = ferry_send(host, port, &c.o, &spec, rep, why, sizeof(why));
+	/* a file's failure was printed as it happened; say the rest */
+	said = rep->files_failed > 0;
+	/* files a failed session did not publish or skip have failed too,
+	 * whenever it failed */
+	if (err && rep->files_done + rep->files_skipped + rep->files_failed <
+			   rep->files_total)
+		rep->files_failed = rep->files_total - rep->files_done -
+				    rep->files_skipped;
 	if (so.tty && !c.json && !c.quiet)
 		fputs("\r\033[K", stdout);
 	if (c.json) {
@@ -336,8 +384,7 @@ int cmd_send(int argc, char **argv)
 		       out_bytes(b, sizeof(b), (double)rep->bytes), rep->seconds,
 		       ferry_gbps(rep->bytes, rep->seconds));
 	}
-	/* a file's failure was printed as it happened; say the rest */
-	if (err && !rep->files_failed)
+	if (err && !said)
 		fprintf(stderr, "ferry send: %s\n", why[0] ? why :
 			ferry_strerror(err));
 	free(rep);

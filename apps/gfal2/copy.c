@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "plugin.h"
+#include "ferry/log.h"
 
 enum copy_kind { COPY_PUSH, COPY_PULL, COPY_TPC };
 
@@ -81,13 +82,14 @@ static void event(struct copy *cp, gfal_event_side_t side, GQuark stage,
 static void event(struct copy *cp, gfal_event_side_t side, GQuark stage,
 		  const char *fmt, ...)
 {
-	char msg[1024];
+	char raw[1024], msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	plugin_trigger_event(cp->params, fg_quark(), side, stage, "%s", msg);
+	plugin_trigger_event(cp->params, fg_quark(), side, stage, "%s",
+			     ferry_escape(raw, msg, sizeof(msg)));
 }
 
 /* ---- progress: markers (pull, tpc) and intervals (push) ---------------- */

@@ -286,22 +286,28 @@ int fg_errno(int ferr)
 	}
 }
 
+/* Every message is plain text (ferry_escape): the names in it, and a
+ * daemon's words, go to FTS logs and terminals. */
 int fg_fail(GError **err, int ferr, const char *why)
 {
+	char msg[1024];
+
 	g_set_error(err, fg_quark(), fg_errno(ferr), "ferry: %s",
-		    why && *why ? why : ferry_strerror(ferr));
+		    ferry_escape(why && *why ? why : ferry_strerror(ferr), msg,
+				 sizeof(msg)));
 	return -1;
 }
 
 int fg_failf(GError **err, int code, const char *fmt, ...)
 {
-	char msg[1024];
+	char raw[1024], msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	g_set_error(err, fg_quark(), code, "ferry: %s", msg);
+	g_set_error(err, fg_quark(), code, "ferry: %s",
+		    ferry_escape(raw, msg, sizeof(msg)));
 	return -1;
 }
 

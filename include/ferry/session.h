@@ -131,11 +131,22 @@ int ferry_server_open(const char *addr, const char *port,
  * connect and say nothing cannot keep authenticated ones out. */
 void ferry_server_limit(struct ferry_server *srv, unsigned max_sessions);
 
+/* Connections a server holds in their handshake at once (16 of them from
+ * one source address). A connection over either number makes room: the
+ * oldest one that has sent nothing (else the oldest) is closed, so a new
+ * client is always heard, however many peers connect and say nothing.
+ * A client must send its first byte within 3 s (or the session timeout,
+ * if shorter), and finish the handshake within the timeout and 10 s. */
+#define FERRY_SERVER_HANDSHAKES 64
+
 /* The listening socket, for poll(). */
 int ferry_server_fd(const struct ferry_server *srv);
 
 /* Accept one control connection; fills peer with "host:port". Returns the
- * connected fd (>= 0) or a negative error. */
+ * connected fd (>= 0) or a negative error. Pass the fd to
+ * ferry_server_session (from any thread), which closes it; keep
+ * accepting meanwhile: the server bounds what peers still in their
+ * handshake hold (FERRY_SERVER_HANDSHAKES). */
 int ferry_server_accept(struct ferry_server *srv, char *peer, size_t peerlen);
 
 /* Serve one session on fd to its end and close fd. Safe to call from

@@ -33,6 +33,14 @@ int ferry_topo_ibdev_node(const char *sysroot, const char *ibdev);
  * or -E2BIG when more than max CPUs are named. */
 int ferry_cpulist_parse(const char *list, int *cpus, size_t max);
 
+/* Check a user's CPU list (--cpus): well formed, naming at most
+ * FERRY_TOPO_MAX_CPUS CPUs, each one this process may run on. Returns the
+ * number of CPUs, or -EINVAL (-E2BIG) with why naming the problem and, for
+ * a CPU this host does not have or this process may not use, the CPUs it
+ * may ("user CPU list \"99\" names CPU 99, which this process cannot run
+ * on (it may use CPUs 0-1)"). */
+int ferry_cpulist_check(const char *list, char *why, size_t whylen);
+
 /* CPUs of a NUMA node (SYSROOT/devices/system/node/nodeN/cpulist). Returns
  * the count, or -errno. */
 int ferry_topo_node_cpus(const char *sysroot, int node, int *cpus, size_t max);

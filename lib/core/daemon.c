@@ -222,6 +222,28 @@ int ferry__daemon_open_path(const struct ferry__daemon *d, const char *path,
 	return errno == ELOOP || errno == EXDEV ? -EACCES : -errno;
 }
 
+int ferry__daemon_may_replace(const struct ferry__daemon *d,
+			      const char *key_name, const char *path,
+			      char *why, size_t whylen)
+{
+	int fd = ferry__daemon_open_path(d, path, O_PATH, 0), err;
+	char msg[FERRY_ERRTEXT_MAX];
+	struct stat st;
+
+	if (fd < 0)
+		return 0; /* nothing to replace (or refused when opened) */
+	err = fstat(fd, &st) ? -errno : 0;
+	close(fd);
+	if (err || !S_ISREG(st.st_mode))
+		return 0;
+	err = ferry__exports_allow(d->ex, key_name, FERRY__RIGHT_DELETE, path,
+				   msg, sizeof(msg));
+	if (err)
+		ferry__why(why, whylen, "%s (replacing an existing file with "
+			   "--force needs the delete right)", msg);
+	return err;
+}
+
 int ferry__daemon_abs(const struct ferry__daemon *d, const char *path,
 		      char *buf, size_t len)
 {
@@ -258,19 +280,6 @@ static const char *op_name(uint32_t op)
 {
 	return op < FERRY__ARRAY_SIZE(ops) && ops[op].name ? ops[op].name :
 							     "unknown";
-}
-
-/* A client's string as it may appear in a log line: control characters
- * shown as '?', cut to n - 1 bytes. */
-static const char *shown(const char *in, char *out, size_t n)
-{
-	size_t i = 0;
-
-	for (; in[i] && i + 1 < n; i++)
-		out[i] = (unsigned char)in[i] < 0x20 || in[i] == 0x7f ? '?' :
-									in[i];
-	out[i] = '\0';
-	return out;
 }
 
 /* May who make req at all? Returns 0, or -errno with why. */
@@ -321,15 +330,16 @@ int ferry__daemon_serve(struct ferry__daemon *d, const struct ferry__who *who,
 			int fd, const struct ferry_msg_req *req,
 			int timeout_ms)
 {
-	char why[FERRY_ERRTEXT_MAX] = "", sp[256];
+	char why[FERRY_ERRTEXT_MAX] = "";
 	const char *op = op_name(req->op);
+	/* the client's path, shown as it names it (ferry__log and
+	 * ferry__why escape it) */
+	const char *sp = req->path[0] == '/' ? req->path + 1 : req->path;
 	struct ferry_manifest list;
 	struct ferry_msg *m;
 	int err;
 
-	ferry__log(FERRY_LOG_INFO, "key %s: %s /%s", who->name, op,
-		   shown(req->path[0] == '/' ? req->path + 1 : req->path, sp,
-			 sizeof(sp)));
+	ferry__log(FERRY_LOG_INFO, "key %s: %s /%.255s", who->name, op, sp);
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return ferry__ctrl_send_error(fd, ENOMEM, "out of memory");
@@ -340,9 +350,9 @@ int ferry__daemon_serve(struct ferry__daemon *d, const struct ferry__who *who,
 				       sizeof(why));
 	if (err) {
 		if (!why[0])
-			ferry__why(why, sizeof(why), "%s /%s: %s", op, sp,
+			ferry__why(why, sizeof(why), "%s /%.200s: %s", op, sp,
 				   ferry_strerror(err));
-		ferry__log(FERRY_LOG_INFO, "key %s: %s /%s refused: %s",
+		ferry__log(FERRY_LOG_INFO, "key %s: %s /%.200s refused: %s",
 			   who->name, op, sp, why);
 		err = ferry__ctrl_send_error(fd, -err, "%s", why);
 		goto out;

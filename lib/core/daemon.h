@@ -77,6 +77,15 @@ int ferry__daemon_serve(struct ferry__daemon *d, const struct ferry__who *who,
 int ferry__daemon_open_path(const struct ferry__daemon *d, const char *path,
 			    int flags, mode_t mode);
 
+/* May key_name replace path with --force? Replacing a file destroys its
+ * old content, so where path is a regular file the key needs the delete
+ * right as well as write (which the caller checks). Returns 0 (nothing
+ * there, not a file, or the key may delete it), or -EACCES with why
+ * naming the key, the right and the path. */
+int ferry__daemon_may_replace(const struct ferry__daemon *d,
+			      const char *key_name, const char *path,
+			      char *why, size_t whylen);
+
 /* Map an export-relative path to the absolute path on this host
  * (root + "/" + path without its leading '/') into buf. Returns 0 or
  * -ENAMETOOLONG / -EINVAL. */

@@ -371,8 +371,9 @@ static int op_remove(struct ferry__daemon *d, const struct ferry_msg_req *req,
 	return err ? fail(err, req->path, why, whylen) : 0;
 }
 
-/* TOKEN: the key must be able to write every file the token names; the
- * reply carries the token's secret wrapped under the connection's key. */
+/* TOKEN: the key must be able to write every file the token names (and,
+ * with FERRY_FILES_FORCE, to delete those it would replace); the reply
+ * carries the token's secret wrapped under the connection's key. */
 static int op_token(struct ferry__daemon *d, const struct ferry__who *who,
 		    const struct ferry_msg_req *req,
 		    struct ferry_msg_reply *r, char *why, size_t whylen)
@@ -417,6 +418,9 @@ static int op_token(struct ferry__daemon *d, const struct ferry__who *who,
 		}
 		err = ferry__exports_allow(d->ex, who->name, FERRY__RIGHT_WRITE,
 					   path, why, whylen);
+		if (!err && (req->flags & FERRY_FILES_FORCE))
+			err = ferry__daemon_may_replace(d, who->name, path, why,
+							whylen);
 		if (err)
 			goto out;
 	}

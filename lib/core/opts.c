@@ -4,6 +4,7 @@
 
 #include "core/pipe.h"
 #include "ctrl/msg.h"
+#include "ferry/topo.h"
 #include "util/util.h"
 
 void ferry_opts_init(struct ferry_opts *o)
@@ -65,6 +66,11 @@ int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen)
 			   (unsigned long long)((p.stride * p.slots) >> 20),
 			   (unsigned long long)(o->max_mem >> 20));
 		return -EINVAL;
+	}
+	if (o->cpulist) {
+		err = ferry_cpulist_check(o->cpulist, why, whylen);
+		if (err < 0)
+			return err == -ENOMEM ? err : -EINVAL;
 	}
 	if (!ferry__pick_xport(o->transport, 0, pick, sizeof(pick))) {
 		ferry__why(why, whylen, "%s", pick);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "core/net.h"
@@ -93,7 +94,10 @@ int ferry__remote_send(struct ferry__conn *c, uint32_t op, const char *path,
 	if (len)
 		memcpy(m->u.req.data, data, len);
 	err = ferry__ctrl_send(c->fd, m, c->timeout_ms);
-	if (err)
+	if (err && path[0])
+		ferry__why(why, whylen, "%s: sending the request for %.200s: %s",
+			   c->peer, path, ferry_strerror(err));
+	else if (err)
 		ferry__why(why, whylen, "%s: sending the request: %s", c->peer,
 			   ferry_strerror(err));
 	return err;
@@ -321,7 +325,7 @@ int ferry__url_parse(const char *url, char *host, size_t hostlen, char *port,
 	const char *h = url + strlen(scheme), *hend, *slash, *p = NULL;
 	size_t hl;
 
-	if (strncmp(url, scheme, strlen(scheme)) != 0)
+	if (strncasecmp(url, scheme, strlen(scheme)) != 0)
 		return 1;
 	slash = strchr(h, '/');
 	if (!slash)
@@ -354,6 +358,11 @@ int ferry__url_parse(const char *url, char *host, size_t hostlen, char *port,
 			goto bad;
 		memcpy(port, p, pl);
 		port[pl] = '\0';
+		if (pl > 5 || atoi(port) < 1 || atoi(port) > 65535) {
+			ferry__why(why, whylen, "%s: port %s is out of range "
+				   "(1 to 65535)", url, port);
+			return -EINVAL;
+		}
 	} else {
 		snprintf(port, portlen, "%s", FERRY_DEFAULT_PORT);
 	}

@@ -152,10 +152,11 @@ int ferry__remote_push_req(struct ferry__conn *src, const char *dst_host,
 			   const struct ferry__copy *cp, char *why,
 			   size_t whylen);
 
-/* Parse "ferry://HOST[:PORT]/PATH" (HOST may be [v6]): fills host, port
- * (FERRY_DEFAULT_PORT when absent) and path (export-relative, starting
- * with '/'). Returns 0, or -EINVAL with why. A string without the
- * "ferry://" prefix returns 1 (a local path). */
+/* Parse "ferry://HOST[:PORT]/PATH" (HOST may be [v6], the scheme in any
+ * case): fills host, port (FERRY_DEFAULT_PORT when absent; else 1 to
+ * 65535) and path (export-relative, starting with '/'). Returns 0, or
+ * -EINVAL with why. A string without the "ferry://" prefix returns 1 (a
+ * local path). */
 int ferry__url_parse(const char *url, char *host, size_t hostlen, char *port,
 		     size_t portlen, char *path, size_t pathlen, char *why,
 		     size_t whylen);

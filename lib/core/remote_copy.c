@@ -67,13 +67,16 @@ int ferry__remote_token(struct ferry__conn *dst, const struct ferry__copy *cp,
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < cp->n && !err; i++)
+	for (size_t i = 0; i < cp->n && !err; i++) {
 		err = ferry__manifest_add(&man, cp->names[i], NULL,
 					  FERRY_ENTRY_FILE, 0644, sizes[i], 0);
-	if (err) {
-		ferry__why(why, whylen, "a target name is not valid");
-		goto out;
+		if (err == -EINVAL)
+			ferry__why(why, whylen, "%.200s: not a valid target name "
+				   "(a relative path without '.', '..' or empty "
+				   "components)", cp->names[i]);
 	}
+	if (err)
+		goto out;
 	len = ferry__manifest_encode(&man, &next, buf, FERRY_REQ_DATA_MAX);
 	if (next != man.n) {
 		ferry__why(why, whylen,
@@ -183,6 +186,17 @@ static int push_spec(struct ferry_push_spec *ps, struct ferry__conn *src,
 	if (!ps->items)
 		return -ENOMEM;
 	for (size_t i = 0; i < cp->n; i++) {
+		const char *s = cp->src[i];
+		bool name_ok = ferry__path_valid(cp->names[i]);
+
+		/* what the PUSH encoder would refuse, named */
+		if (!name_ok || !ferry__path_valid(s[0] == '/' ? s + 1 : s)) {
+			ferry__why(why, whylen, "%.200s: not a valid %s (a "
+				   "path without '.', '..' or empty components)",
+				   name_ok ? s : cp->names[i],
+				   name_ok ? "source path" : "target name");
+			return -EINVAL;
+		}
 		ps->items[i].src = cp->src[i];
 		ps->items[i].name = cp->names[i];
 	}

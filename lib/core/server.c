@@ -11,6 +11,7 @@
 
 #include "core/daemon.h"
 #include "core/files.h"
+#include "core/gate.h"
 #include "core/net.h"
 #include "core/osu.h"
 #include "core/session.h"
@@ -26,6 +27,7 @@ struct ferry_server {
 	pthread_cond_t freed;
 	unsigned admitted, max_admitted;
 	struct ferry__daemon *d; /* o.exports loaded; NULL: none */
+	struct ferry__gate *gate; /* connections in their handshake */
 };
 
 /* 127.0.0.0/8, ::1 or ::ffff:127.x.y.z. */
@@ -79,11 +81,17 @@ int ferry_server_open(const char *addr, const char *port,
 	if (!srv)
 		return -ENOMEM;
 	srv->o = *o;
+	err = ferry__gate_open(&srv->gate);
+	if (err) {
+		free(srv);
+		return err;
+	}
 	pthread_mutex_init(&srv->lock, NULL);
 	pthread_cond_init(&srv->freed, NULL);
 	if (o->exports) {
 		err = ferry__daemon_open(o->exports, &srv->d, why, whylen);
 		if (err) {
+			ferry__gate_close(srv->gate);
 			free(srv);
 			return err;
 		}
@@ -93,6 +101,7 @@ int ferry_server_open(const char *addr, const char *port,
 	err = ferry__listen(addr, port, &srv->fd, why, whylen);
 	if (err) {
 		ferry__daemon_close(srv->d);
+		ferry__gate_close(srv->gate);
 		free(srv);
 		return err;
 	}
@@ -101,6 +110,7 @@ int ferry_server_open(const char *addr, const char *port,
 		if (err) {
 			close(srv->fd);
 			ferry__daemon_close(srv->d);
+			ferry__gate_close(srv->gate);
 			free(srv);
 			return err;
 		}
@@ -118,7 +128,7 @@ int ferry_server_accept(struct ferry_server *srv, char *peer, size_t peerlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	int fd;
+	int fd, err;
 
 	do
 		fd = accept4(srv->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
@@ -126,6 +136,11 @@ int ferry_server_accept(struct ferry_server *srv, char *peer, size_t peerlen)
 	if (fd < 0)
 		return -errno;
 	ferry__addr_str((struct sockaddr *)&ss, sl, peer, peerlen);
+	err = ferry__gate_enter(srv->gate, fd, &ss);
+	if (err) {
+		close(fd);
+		return err;
+	}
 	return fd;
 }
 
@@ -135,6 +150,7 @@ void ferry_server_close(struct ferry_server *srv)
 		return;
 	close(srv->fd);
 	ferry__daemon_close(srv->d);
+	ferry__gate_close(srv->gate);
 	pthread_cond_destroy(&srv->freed);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
@@ -422,7 +438,8 @@ out:
 }
 
 /* A push session on a daemon: every file must be one the client's key
- * may write, or, for a token, exactly what the token names. */
+ * may write (and, with --force, delete where one would be replaced), or,
+ * for a token, exactly what the token names. */
 static int check_files(void *arg, const char *dest, uint32_t flags,
 		       const struct ferry_manifest *m, char *why,
 		       size_t whylen)
@@ -440,6 +457,10 @@ static int check_files(void *arg, const char *dest, uint32_t flags,
 		err = ferry__exports_allow(sc->d->ex, sc->who.name,
 					   FERRY__RIGHT_WRITE, path, why,
 					   whylen);
+		if (!err && (flags & FERRY_FILES_FORCE) &&
+		    m->e[i].type == FERRY_ENTRY_FILE)
+			err = ferry__daemon_may_replace(sc->d, sc->who.name,
+							path, why, whylen);
 		if (err)
 			return err;
 	}
@@ -457,22 +478,32 @@ static int authenticate(struct ferry_server *srv, int fd,
 			char *why, size_t whylen)
 {
 	const struct ferry_opts *o = &srv->o;
-	struct ferry__auth_cfg cfg = { .key = o->key };
+	struct ferry__auth_cfg cfg = { .key = o->key,
+				       .t0_ns = ferry__now_ns() };
 	struct ferry__authed au;
+	/* the handshake gets at most FERRY_CTRL_HANDSHAKE_TIMEOUT_MS in all,
+	 * whatever --timeout says, and its first byte comes sooner: a peer
+	 * that connects and says nothing holds a thread no longer than that
+	 * (and the gate closes it sooner when others need the room) */
+	int bound = o->timeout_ms < FERRY_CTRL_HANDSHAKE_TIMEOUT_MS ?
+			    o->timeout_ms : FERRY_CTRL_HANDSHAKE_TIMEOUT_MS;
+	int first = bound < FERRY_CTRL_FIRST_BYTE_MS ? bound :
+						       FERRY_CTRL_FIRST_BYTE_MS;
 	int err;
 
 	if (srv->d) {
 		cfg.lookup = ferry__daemon_lookup;
 		cfg.arg = srv->d;
 	}
-	/* the handshake gets at most FERRY_CTRL_HANDSHAKE_TIMEOUT_MS in all,
-	 * whatever --timeout says: a peer that connects and says nothing
-	 * holds a session slot no longer than that */
-	err = ferry__ctrl_auth_server_ex(fd, &cfg,
-					 o->timeout_ms < FERRY_CTRL_HANDSHAKE_TIMEOUT_MS ?
-						 o->timeout_ms :
-						 FERRY_CTRL_HANDSHAKE_TIMEOUT_MS,
-					 &au, why, whylen);
+	err = ferry__gate_first_byte(srv->gate, fd, first);
+	if (err == -FERRY_ETIMEOUT) {
+		ferry__why(why, whylen, "waiting for the client's HELLO: %s "
+			   "(%.1f s)", ferry_strerror(err), first / 1000.0);
+		return err;
+	}
+	if (!err)
+		err = ferry__ctrl_auth_server_ex(fd, &cfg, bound, &au, why,
+						 whylen);
 	if (err)
 		return err;
 	sc->d = srv->d;
@@ -573,6 +604,9 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 	ferry__addr_str((struct sockaddr *)&peer, peer_len, rep->peer,
 			sizeof(rep->peer));
 	err = authenticate(srv, fd, &sc, rep, why, whylen);
+	/* out of the gate, either way; closed by it, the session says so */
+	if (ferry__gate_leave(srv->gate, fd, why, whylen) && !err)
+		err = -ECONNABORTED;
 	if (err)
 		goto out;
 	err = admit(srv, o->timeout_ms, why, whylen);

@@ -274,15 +274,17 @@ int ferry__ctrl_auth_server_ex(int fd, const struct ferry__auth_cfg *cfg,
 	const struct ferry_key *key;
 	/* one deadline for the whole handshake: a peer cannot hold the
 	 * session longer by trickling its messages (or by a slow lookup) */
-	uint64_t deadline = timeout_ms < 0 ? 0 :
-			    ferry__now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline;
 	int ret;
 
 	if (out)
 		memset(out, 0, sizeof(*out));
 	if (!cfg)
 		cfg = &noauth;
-	ret = ferry__ctrl_recv(fd, &m, timeout_ms);
+	deadline = timeout_ms < 0 ? 0 :
+		   (cfg->t0_ns ? cfg->t0_ns : ferry__now_ns()) +
+			   (uint64_t)timeout_ms * 1000000ull;
+	ret = ferry__ctrl_recv(fd, &m, ms_left(deadline));
 	if (ret == -FERRY_EVERSION)
 		ferry__ctrl_send_error(fd, FERRY_EVERSION,
 				       "protocol version mismatch: the client "

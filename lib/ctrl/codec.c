@@ -255,18 +255,12 @@ static int result_dec(struct ferry__rcur *c, struct ferry_msg *m)
 	return 0;
 }
 
-/* Any byte but NUL: FILES destinations (the receiver checks the path). */
-static bool any_char_ok(unsigned char ch)
-{
-	return ch != 0;
-}
-
 static int files_enc(struct ferry__wcur *c, const struct ferry_msg *m)
 {
 	ferry__put_u32(c, m->u.files.flags);
 	ferry__put_u32(c, m->u.files.cksum);
 	ferry__put_u64(c, m->u.files.n_entries);
-	return ferry__put_str(c, m->u.files.dest, FERRY_DEST_MAX, any_char_ok);
+	return ferry__put_str(c, m->u.files.dest, FERRY_DEST_MAX, ferry__char_any);
 }
 
 static int files_dec(struct ferry__rcur *c, struct ferry_msg *m)
@@ -274,7 +268,7 @@ static int files_dec(struct ferry__rcur *c, struct ferry_msg *m)
 	m->u.files.flags = ferry__get_u32(c);
 	m->u.files.cksum = ferry__get_u32(c);
 	m->u.files.n_entries = ferry__get_u64(c);
-	return ferry__get_str(c, m->u.files.dest, FERRY_DEST_MAX, any_char_ok);
+	return ferry__get_str(c, m->u.files.dest, FERRY_DEST_MAX, ferry__char_any);
 }
 
 static int blob_enc(struct ferry__wcur *c, const struct ferry_msg *m)
@@ -345,7 +339,7 @@ static int req_enc(struct ferry__wcur *c, const struct ferry_msg *m)
 	ferry__put_u32(c, r->op);
 	ferry__put_u32(c, r->flags);
 	ferry__put_u64(c, r->arg);
-	ret = ferry__put_str(c, r->path, FERRY_DEST_MAX, ferry__char_plain);
+	ret = ferry__put_str(c, r->path, FERRY_DEST_MAX, ferry__char_any);
 	if (ret)
 		return ret;
 	ferry__put_u32(c, r->len);
@@ -361,7 +355,7 @@ static int req_dec(struct ferry__rcur *c, struct ferry_msg *m)
 	r->op = ferry__get_u32(c);
 	r->flags = ferry__get_u32(c);
 	r->arg = ferry__get_u64(c);
-	ret = ferry__get_str(c, r->path, FERRY_DEST_MAX, ferry__char_plain);
+	ret = ferry__get_str(c, r->path, FERRY_DEST_MAX, ferry__char_any);
 	if (ret)
 		return ret;
 	r->len = ferry__get_u32(c);

@@ -152,20 +152,15 @@ out_free:
 int ferry__ctrl_send_error(int fd, int code, const char *fmt, ...)
 {
 	struct ferry_msg m = { .type = FERRY_MSG_ERROR };
-	char *t = m.u.error.text;
+	char raw[FERRY_ERRTEXT_MAX];
 	va_list ap;
 
 	if (code == INT_MIN)
 		code = FERRY_EPROTO;
 	m.u.error.code = code < 0 ? -code : code;
 	va_start(ap, fmt);
-	vsnprintf(t, sizeof(m.u.error.text), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	for (; *t; t++) {
-		unsigned char ch = (unsigned char)*t;
-
-		if ((ch < 0x20 && ch != '\t' && ch != '\n') || ch == 0x7f)
-			*t = '?';
-	}
+	ferry_escape(raw, m.u.error.text, sizeof(m.u.error.text));
 	return ferry__ctrl_send(fd, &m, FERRY_CTRL_ERROR_TIMEOUT_MS);
 }

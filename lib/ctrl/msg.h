@@ -278,8 +278,9 @@ struct ferry_msg {
  * -FERRY_ETOOBIG if the frame does not fit in cap (or would exceed
  * FERRY_CTRL_MAX_BODY), or -EINVAL if m is not a valid message (unknown
  * type, ep.len > FERRY_EP_MAX, error text unterminated or with control
- * characters, a HELLO name that is not valid, a REQ path unterminated or
- * with control characters, REQ or REPLY data over its maximum). */
+ * characters, a HELLO name that is not valid, a REQ path unterminated,
+ * REQ or REPLY data over its maximum). A REQ path, like a file name, may
+ * hold any byte but NUL. */
 int ferry__ctrl_encode(const struct ferry_msg *m, uint8_t *buf, size_t cap,
 		       size_t *len);
 
@@ -320,8 +321,8 @@ int ferry__ctrl_send(int fd, const struct ferry_msg *m, int timeout_ms);
 int ferry__ctrl_recv(int fd, struct ferry_msg *m, int timeout_ms);
 
 /* Send ERROR{code, text formatted from fmt}; code may be given negative
- * (-FERRY_EAUTH) and is sent positive. The text is cut to fit and control
- * characters become '?'. Waits at most FERRY_CTRL_ERROR_TIMEOUT_MS.
+ * (-FERRY_EAUTH) and is sent positive. The text is escaped (ferry_escape)
+ * and cut to fit. Waits at most FERRY_CTRL_ERROR_TIMEOUT_MS.
  * Returns like ferry__ctrl_send(). */
 #define FERRY_CTRL_ERROR_TIMEOUT_MS 2000
 int ferry__ctrl_send_error(int fd, int code, const char *fmt, ...)
@@ -348,12 +349,16 @@ int ferry__ctrl_send_error(int fd, int code, const char *fmt, ...)
  * -FERRY_EPROTO (unexpected message), or an I/O error from
  * ferry__ctrl_recv()/ferry__ctrl_send(). On failure, why (may be NULL)
  * gets a sentence for the user. The client's timeout_ms bounds each
- * message; the server's bounds the whole handshake, from the first byte of
- * HELLO to the last of AUTH, so a peer that connects and says nothing, or
- * trickles bytes, is dropped after timeout_ms. A recorded handshake
+ * message; the server's bounds the whole handshake, to the last byte of
+ * AUTH from the call (or from cfg->t0_ns: a receiver counts from before
+ * it waits for the first byte), so a peer that connects and says
+ * nothing, or trickles bytes, is dropped after timeout_ms. A recorded handshake
  * replayed to the server fails: its CHALLENGE nonce is fresh (getrandom)
  * on every connection and the client's MAC covers it. */
 #define FERRY_CTRL_HANDSHAKE_TIMEOUT_MS 10000 /* the receiver's cap */
+/* A receiver waits this long (or its timeout, if shorter) for a client's
+ * first byte: a ferry client sends HELLO as soon as it is connected. */
+#define FERRY_CTRL_FIRST_BYTE_MS 3000
 int ferry__ctrl_auth_client(int fd, const struct ferry_key *key_or_null,
 			    int timeout_ms, char *why, size_t whylen);
 int ferry__ctrl_auth_server(int fd, const struct ferry_key *key_or_null,
@@ -387,6 +392,8 @@ struct ferry__auth_cfg {
 	ferry__key_lookup_fn lookup; /* or: a key per name (wins over key) */
 	void *arg;
 	/* key and lookup both NULL: no-auth mode */
+	uint64_t t0_ns; /* when the handshake's bound began (ferry__now_ns;
+			   0: at the call) */
 };
 
 /* What the handshake established. */

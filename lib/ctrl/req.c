@@ -1,8 +1,8 @@
 /* The op-specific data of daemon requests and replies (req.h).
  *
  * Everything here reads bytes a remote peer chose: each decoder checks
- * every length against what is left, refuses trailing bytes and strings
- * with control characters, and only then hands values on. Encoders refuse
+ * every length against what is left, refuses trailing bytes and bytes a
+ * field may not hold, and only then hands values on. Encoders refuse
  * (-EINVAL) what the decoders would refuse, so a round trip is exact and
  * the encoding canonical.
  */
@@ -14,9 +14,14 @@
 #include "ctrl/req.h"
 #include "ctrl/wire.h"
 #include "ferry/error.h"
+#include "ferry/log.h"
 #include "io/manifest.h"
 
-/* ---- strings: u16 length, bytes, no control characters -------------- */
+/* ---- strings: u16 length, bytes ---------------------------------------
+ *
+ * put_str/get_str: no control characters (hosts, ports, names of keys
+ * and transports); put_path/get_path: any byte but NUL, as in a file
+ * name. */
 
 static int put_str(struct ferry__wcur *c, const char *t, size_t max)
 {
@@ -28,11 +33,21 @@ static int get_str(struct ferry__rcur *c, char *t, size_t max)
 	return ferry__get_str(c, t, max, ferry__char_plain);
 }
 
-/* Read a string of fewer than max bytes into a new allocation. */
-static int get_str_alloc(struct ferry__rcur *c, char **t, size_t max)
+static int put_path(struct ferry__wcur *c, const char *t, size_t max)
+{
+	return ferry__put_str(c, t, max, ferry__char_any);
+}
+
+static int get_path(struct ferry__rcur *c, char *t, size_t max)
+{
+	return ferry__get_str(c, t, max, ferry__char_any);
+}
+
+/* Read a path of fewer than max bytes into a new allocation. */
+static int get_path_alloc(struct ferry__rcur *c, char **t, size_t max)
 {
 	size_t n;
-	const char *q = ferry__get_str_view(c, max, ferry__char_plain, &n);
+	const char *q = ferry__get_str_view(c, max, ferry__char_any, &n);
 
 	*t = NULL;
 	if (!q)
@@ -163,7 +178,7 @@ int ferry__push_encode(const struct ferry_push_spec *p, uint8_t *buf,
 	    (ret = put_str(&c, p->token, sizeof(p->token))))
 		return ret;
 	ferry__put_bytes(&c, p->secret, FERRY_KEY_LEN);
-	ret = put_str(&c, p->dest, sizeof(p->dest));
+	ret = put_path(&c, p->dest, sizeof(p->dest));
 	if (ret)
 		return ret;
 	ferry__put_u32(&c, p->cksum);
@@ -177,8 +192,8 @@ int ferry__push_encode(const struct ferry_push_spec *p, uint8_t *buf,
 		if (!it->src || !it->name || !push_src_valid(it->src) ||
 		    !ferry__path_valid(it->name))
 			return -EINVAL;
-		if ((ret = put_str(&c, it->src, SRC_MAX)) ||
-		    (ret = put_str(&c, it->name, FERRY_PATH_MAX)))
+		if ((ret = put_path(&c, it->src, SRC_MAX)) ||
+		    (ret = put_path(&c, it->name, FERRY_PATH_MAX)))
 			return ret;
 	}
 	return enc_done(&c, len);
@@ -194,7 +209,7 @@ static int push_head_dec(struct ferry__rcur *c, struct ferry_push_spec *p)
 	    !ferry__ctrl_keyname_valid(p->token))
 		return -FERRY_EPROTO;
 	ferry__get_bytes(c, p->secret, FERRY_KEY_LEN);
-	if (get_str(c, p->dest, sizeof(p->dest)))
+	if (get_path(c, p->dest, sizeof(p->dest)))
 		return -FERRY_EPROTO;
 	p->cksum = ferry__get_u32(c);
 	p->streams = ferry__get_u32(c);
@@ -232,8 +247,8 @@ int ferry__push_decode(const uint8_t *buf, size_t len,
 		struct ferry_push_item *it = &p->items[i];
 
 		p->n = i + 1;
-		if ((ret = get_str_alloc(&c, &it->src, SRC_MAX)) ||
-		    (ret = get_str_alloc(&c, &it->name, FERRY_PATH_MAX)))
+		if ((ret = get_path_alloc(&c, &it->src, SRC_MAX)) ||
+		    (ret = get_path_alloc(&c, &it->name, FERRY_PATH_MAX)))
 			goto fail;
 		if (!push_src_valid(it->src) || !ferry__path_valid(it->name)) {
 			ret = -FERRY_EPROTO;
@@ -270,25 +285,41 @@ static_assert(FERRY_PUSH_RESULT_MAX ==
 	      "FERRY_PUSH_RESULT_MAX is the longest result");
 
 /* The encoder cannot fail (req.h), so it writes what the decoder accepts:
- * a string cut to fit its field, control characters as '?'. */
-static void put_str_clean(struct ferry__wcur *c, const char *t, size_t max)
+ * a name cut to fit its field (only an unterminated one is cut: a name
+ * of a manifest is shorter). */
+static void put_name(struct ferry__wcur *c, const char *t, size_t max)
 {
 	size_t n = strnlen(t, max - 1);
-	uint8_t *q;
 
 	ferry__put_u16(c, (uint16_t)n);
-	q = ferry__put_reserve(c, n);
-	if (!q)
-		return;
-	for (size_t i = 0; i < n; i++)
-		q[i] = ferry__char_plain((unsigned char)t[i]) ? (uint8_t)t[i] :
-								(uint8_t)'?';
+	ferry__put_bytes(c, t, n);
+}
+
+/* A result's why is text to print: written escaped (ferry_escape), cut
+ * to its field; the decoder takes only text that escaping leaves as it
+ * is, so what it accepts encodes back to the same bytes. */
+static void put_text(struct ferry__wcur *c, const char *t)
+{
+	char e[FERRY_ERRTEXT_MAX];
+	size_t n = strlen(ferry_escape(t, e, sizeof(e)));
+
+	ferry__put_u16(c, (uint16_t)n);
+	ferry__put_bytes(c, e, n);
+}
+
+static bool text_escaped(const char *t)
+{
+	char e[FERRY_ERRTEXT_MAX];
+
+	return !strcmp(ferry_escape(t, e, sizeof(e)), t);
 }
 
 static size_t result_size(const struct ferry_push_result *r)
 {
+	char e[FERRY_ERRTEXT_MAX];
+
 	return 2 + strnlen(r->name, sizeof(r->name) - 1) + 4 + 4 + 4 + 8 +
-	       8 + 1 + 2 + strnlen(r->why, sizeof(r->why) - 1);
+	       8 + 1 + 2 + strlen(ferry_escape(r->why, e, sizeof(e)));
 }
 
 size_t ferry__results_encode(const struct ferry_push_result *r, size_t n,
@@ -301,21 +332,21 @@ size_t ferry__results_encode(const struct ferry_push_result *r, size_t n,
 
 		if (result_size(x) > cap - c.off)
 			break;
-		put_str_clean(&c, x->name, sizeof(x->name));
+		put_name(&c, x->name, sizeof(x->name));
 		ferry__put_i32(&c, x->status);
 		ferry__put_u32(&c, x->adler32);
 		ferry__put_u32(&c, x->crc32c);
 		ferry__put_u64(&c, x->size);
 		ferry__put_u64(&c, x->bytes_sent);
 		ferry__put_u8(&c, x->skipped ? 1 : 0);
-		put_str_clean(&c, x->why, sizeof(x->why));
+		put_text(&c, x->why);
 	}
 	return c.off;
 }
 
 static int result_dec(struct ferry__rcur *c, struct ferry_push_result *r)
 {
-	if (get_str(c, r->name, sizeof(r->name)))
+	if (get_path(c, r->name, sizeof(r->name)))
 		return -FERRY_EPROTO;
 	r->status = ferry__get_i32(c);
 	r->adler32 = ferry__get_u32(c);
@@ -324,7 +355,7 @@ static int result_dec(struct ferry__rcur *c, struct ferry_push_result *r)
 	r->bytes_sent = ferry__get_u64(c);
 	r->skipped = ferry__get_u8(c);
 	if (c->overrun || r->skipped > 1 ||
-	    get_str(c, r->why, sizeof(r->why)))
+	    get_str(c, r->why, sizeof(r->why)) || !text_escaped(r->why))
 		return -FERRY_EPROTO;
 	return 0;
 }

@@ -2,9 +2,11 @@
  * REPLY.data, see msg.h): pure encoders and decoders, no I/O.
  *
  * All integers little-endian; a string is u16 length then its bytes (no
- * NUL on the wire). Decoders check every length against the buffer,
- * refuse trailing bytes, control characters in strings and strings that
- * do not fit their field, and return -FERRY_EPROTO for any of it.
+ * NUL on the wire). Paths and names may hold any other byte, as file
+ * names do; host, port, transport and token names no control character.
+ * Decoders check every length against the buffer, refuse trailing bytes,
+ * bytes a string may not hold and strings that do not fit their field,
+ * and return -FERRY_EPROTO for any of it.
  * Encoders return -FERRY_ETOOBIG when the result does not fit cap.
  * Manifest-encoded lists (LIST replies, TOKEN requests) use
  * ferry__manifest_encode/decode (io/manifest.h) as they are.
@@ -96,7 +98,9 @@ struct ferry_push_result {
 /* Encode results [*next, n) that fit into buf; advances *next and
  * returns the bytes used (0 only when *next == n or one result does not
  * fit a buffer of cap >= FERRY_PUSH_RESULT_MAX). It cannot fail: strings
- * are cut to fit their field and control characters become '?'. */
+ * are cut to fit their field, a name travels exactly (any byte but NUL),
+ * and the why is escaped (ferry_escape); the decoder refuses a why that
+ * escaping would change. */
 #define FERRY_PUSH_RESULT_MAX (2 + 4095 + 4 + 4 + 4 + 8 + 8 + 1 + 2 + 255)
 size_t ferry__results_encode(const struct ferry_push_result *r, size_t n,
 			     size_t *next, uint8_t *buf, size_t cap);

@@ -92,10 +92,18 @@ static inline void ferry__put_bytes(struct ferry__wcur *c, const void *src,
 		memcpy(q, src, n);
 }
 
-/* No control characters at all: paths and names in daemon requests. */
+/* No control characters at all: host names, ports, transport names. */
 static inline bool ferry__char_plain(unsigned char ch)
 {
 	return ch >= 0x20 && ch != 0x7f;
+}
+
+/* Any byte (a string never holds NUL): paths, which may hold whatever a
+ * file system accepts. Whoever prints one escapes it (ferry_escape). */
+static inline bool ferry__char_any(unsigned char ch)
+{
+	(void)ch;
+	return true;
 }
 
 /* Write t, which must be shorter than max and made of bytes ok accepts:

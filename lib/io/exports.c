@@ -477,6 +477,7 @@ static int read_text(const char *path, char **text, char *why,
 		     size_t whylen)
 {
 	size_t len = 0;
+	struct stat st;
 	char *buf;
 	int fd, ret = 0;
 
@@ -486,6 +487,27 @@ static int read_text(const char *path, char **text, char *why,
 		ferry__why(why, whylen, "cannot open exports file %s: %s", path,
 			   ferry_strerror(ret));
 		return ret;
+	}
+	/* whoever may write it may grant any key every right: the same
+	 * rule as for key files, for writing */
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		ferry__why(why, whylen, "cannot stat exports file %s: %s", path,
+			   ferry_strerror(ret));
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		ferry__why(why, whylen, "exports file %s is not a regular file",
+			   path);
+		goto out_close;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		ret = -EPERM;
+		ferry__why(why, whylen, "exports file %s is writable by group "
+			   "or others (mode %04o); run `chmod go-w %s`", path,
+			   (unsigned)(st.st_mode & 07777), path);
+		goto out_close;
 	}
 	buf = malloc(EXPORTS_FILE_MAX + 1);
 	if (!buf) {
@@ -590,24 +612,11 @@ static void prefixes_str(const struct grant *g, char *buf, size_t len)
 	}
 }
 
-/* A client's string as it may appear in a log line: at most n - 1 bytes,
- * control characters shown as '?' (a path may hold newlines). */
-static const char *shown(const char *in, char *out, size_t n)
-{
-	size_t i = 0;
-
-	for (; in && in[i] && i + 1 < n; i++)
-		out[i] = (unsigned char)in[i] < 0x20 || in[i] == 0x7f ? '?' :
-									in[i];
-	out[i] = 0;
-	return out;
-}
-
 int ferry__exports_allow(const struct ferry__exports *ex,
 			 const char *key_name, unsigned rights,
 			 const char *path, char *why, size_t whylen)
 {
-	char want[32], have[32], list[256], sp[201], sk[65];
+	char want[32], have[32], list[256];
 	const struct grant *g;
 	const char *rel;
 
@@ -617,34 +626,32 @@ int ferry__exports_allow(const struct ferry__exports *ex,
 	}
 	ferry__exports_rights_str(rights, want, sizeof(want));
 	if (!path || !request_rel(path, &rel)) {
-		ferry__why(why, whylen, "cannot %s %s: not a valid path in "
+		ferry__why(why, whylen, "cannot %s %.200s: not a valid path in "
 			   "the export (no '..', '.' or empty components)",
-			   want, path ? shown(path, sp, sizeof(sp)) : "(none)");
+			   want, path ? path : "(none)");
 		return -EINVAL;
 	}
 	g = key_name ? find(ex, key_name) : NULL;
 	if (!g) {
-		ferry__why(why, whylen, "key %s may not %s /%s: it is not in "
-			   "the exports",
-			   key_name ? shown(key_name, sk, sizeof(sk)) : "(none)",
-			   want, shown(rel, sp, sizeof(sp)));
+		ferry__why(why, whylen, "key %.64s may not %s /%.200s: it is "
+			   "not in the exports", key_name ? key_name : "(none)",
+			   want, rel);
 		return -EACCES;
 	}
 	if (rights & ~g->rights) {
 		ferry__exports_rights_str(rights & ~g->rights, want,
 					  sizeof(want));
 		ferry__exports_rights_str(g->rights, have, sizeof(have));
-		ferry__why(why, whylen, "key %s may not %s /%s: its rights are "
-			   "%s", g->name, want, shown(rel, sp, sizeof(sp)), have);
+		ferry__why(why, whylen, "key %s may not %s /%.200s: its rights "
+			   "are %s", g->name, want, rel, have);
 		return -EACCES;
 	}
 	for (size_t i = 0; i < g->n_prefix; i++)
 		if (covers(g->prefix[i], rel))
 			return 0;
 	prefixes_str(g, list, sizeof(list));
-	ferry__why(why, whylen, "key %s may not %s /%s: it is outside the "
-		   "key's paths (%s)", g->name, want, shown(rel, sp, sizeof(sp)),
-		   list);
+	ferry__why(why, whylen, "key %s may not %s /%.200s: it is outside "
+		   "the key's paths (%s)", g->name, want, rel, list);
 	return -EACCES;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ferry/stats.h"
+#include "util/util.h"
 
 double ferry_gbps(uint64_t bytes, double seconds)
 {
@@ -24,27 +25,13 @@ void ferry_report_add_interval(struct ferry_report *r,
 		r->iv_dropped++;
 }
 
-/* Length of a valid UTF-8 sequence at s (1-4), or 0. */
-static int utf8_len(const unsigned char *s)
-{
-	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 :
-		(s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-
-	if (n == 2 && s[0] < 0xc2)
-		return 0; /* overlong */
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 void ferry_json_str(FILE *out, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
 	fputc('"', out);
 	while (*s) {
-		int n = utf8_len(s);
+		int n = ferry__utf8_len(s);
 		if (*s == '"' || *s == '\\')
 			fprintf(out, "\\%c", *s);
 		else if (*s < 0x20 || *s == 0x7f)

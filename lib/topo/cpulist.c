@@ -2,12 +2,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ferry/topo.h"
 #include "topo_int.h"
+#include "util/util.h"
 
 /* Highest CPU number accepted; x86 kernels top out at 8192 CPUs. */
 #define MAX_CPU_ID 16383
@@ -122,4 +124,58 @@ void ferry__cpulist_format(const int *cpus, int n, char *buf, size_t len)
 		used += (size_t)w;
 		i = j + 1;
 	}
+}
+
+int ferry__cpulist_user(const char *list, int *cpus, char *why,
+			size_t whylen)
+{
+	int n = ferry_cpulist_parse(list, cpus, FERRY_TOPO_MAX_CPUS);
+
+	if (n == -E2BIG)
+		ferry__why(why, whylen,
+			   "user CPU list \"%s\" names more than %d CPUs", list,
+			   FERRY_TOPO_MAX_CPUS);
+	else if (n == 0)
+		ferry__why(why, whylen, "user CPU list \"%s\" names no CPUs",
+			   list);
+	else if (n < 0)
+		ferry__why(why, whylen,
+			   "user CPU list \"%s\" is malformed (expected e.g. 0-3,8)",
+			   list);
+	return n == 0 ? -EINVAL : n;
+}
+
+int ferry_cpulist_check(const char *list, char *why, size_t whylen)
+{
+	int cpus[FERRY_TOPO_MAX_CPUS], have[FERRY_TOPO_MAX_CPUS];
+	int n = ferry__cpulist_user(list, cpus, why, whylen), nh = 0;
+	size_t size = CPU_ALLOC_SIZE(MAX_CPU_ID + 1);
+	cpu_set_t *set;
+	char can[128];
+
+	if (n < 0)
+		return n;
+	set = CPU_ALLOC(MAX_CPU_ID + 1);
+	if (!set)
+		return -ENOMEM;
+	if (sched_getaffinity(0, size, set)) {
+		CPU_FREE(set);
+		return 0 - errno;
+	}
+	for (int c = 0; c <= MAX_CPU_ID && nh < FERRY_TOPO_MAX_CPUS; c++)
+		if (CPU_ISSET_S((size_t)c, size, set))
+			have[nh++] = c;
+	for (int i = 0; i < n; i++) {
+		if (CPU_ISSET_S((size_t)cpus[i], size, set))
+			continue;
+		ferry__cpulist_format(have, nh, can, sizeof(can));
+		ferry__why(why, whylen,
+			   "user CPU list \"%s\" names CPU %d, which this "
+			   "process cannot run on (it may use CPUs %s)", list,
+			   cpus[i], can);
+		n = -EINVAL;
+		break;
+	}
+	CPU_FREE(set);
+	return n;
 }

@@ -73,19 +73,9 @@ static int place_user_list(const struct ferry_place_attr *attr,
 	char list[128];
 	int n;
 
-	n = ferry_cpulist_parse(attr->cpulist, out->cpus, FERRY_TOPO_MAX_CPUS);
-	if (n == -E2BIG)
-		ferry__why(out->why, sizeof(out->why),
-			   "user CPU list \"%s\" names more than %d CPUs",
-			   attr->cpulist, FERRY_TOPO_MAX_CPUS);
-	else if (n == 0)
-		ferry__why(out->why, sizeof(out->why),
-			   "user CPU list \"%s\" names no CPUs", attr->cpulist);
-	else if (n < 0)
-		ferry__why(out->why, sizeof(out->why),
-			   "user CPU list \"%s\" is malformed (expected e.g. 0-3,8)",
-			   attr->cpulist);
-	if (n <= 0) {
+	n = ferry__cpulist_user(attr->cpulist, out->cpus, out->why,
+				sizeof(out->why));
+	if (n < 0) {
 		out->ncpus = 0;
 		return -EINVAL;
 	}

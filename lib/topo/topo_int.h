@@ -8,6 +8,12 @@
  * ending in "..." when it does not fit. */
 void ferry__cpulist_format(const int *cpus, int n, char *buf, size_t len);
 
+/* Parse a user's CPU list into cpus[0..FERRY_TOPO_MAX_CPUS) as
+ * ferry_cpulist_parse does; a list that names none is -EINVAL too. On
+ * failure why says what is wrong with it. */
+int ferry__cpulist_user(const char *list, int *cpus, char *why,
+			size_t whylen);
+
 /* NUMA node of SYSROOT/class/CLS/NAME's device, as ferry_topo_netdev_node
  * returns it; on failure why says why in words ("has no NUMA information
  * (virtual NIC)"), to follow the device's name. */

@@ -16,28 +16,19 @@ void ferry_log_set(ferry_log_fn fn, void *arg, enum ferry_log_level max_level)
 	log_max = max_level;
 }
 
+/* Every message is one line of plain text (escape.c): a file name or a
+ * peer's text in it cannot start a line of its own or drive a terminal. */
 void ferry__log(enum ferry_log_level level, const char *fmt, ...)
 {
-	char msg[512];
+	char raw[512], msg[512];
 	va_list ap;
 
 	if (!log_fn || level > log_max)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	log_fn(level, msg, log_arg);
-}
-
-void ferry__why(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
+	log_fn(level, ferry_escape(raw, msg, sizeof(msg)), log_arg);
 }
 
 int ferry__random(void *buf, size_t len)

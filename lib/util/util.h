@@ -18,9 +18,16 @@
 void ferry__log(enum ferry_log_level level, const char *fmt, ...)
 	FERRY__PRINTF(2, 3);
 
-/* snprintf into a caller's reason buffer (NULL or len 0: ignored). */
+/* snprintf into a caller's reason buffer (NULL or len 0: ignored), then
+ * ferry_escape: a reason is one line of plain text whatever names and
+ * peer texts it quotes. why may be one of the arguments. */
 void ferry__why(char *why, size_t len, const char *fmt, ...)
 	FERRY__PRINTF(3, 4);
+
+/* Length of the valid UTF-8 sequence at s (1 to 4 bytes: no overlong
+ * form, surrogate or code point above U+10FFFF), or 0 when s does not
+ * start one. s[0] == 0 is a sequence of 1. */
+int ferry__utf8_len(const unsigned char *s);
 
 static inline uint64_t ferry__now_ns(void)
 {

@@ -88,9 +88,26 @@ def check_commands(a):
         page = os.path.join(a.man, "ferry-%s.1" % c)
         if not os.path.exists(page):
             fail("ferry %s: no man page ferry-%s.1" % (c, c))
-        elif "ferry-%s(1)" % c not in top:
+            continue
+        if "ferry-%s(1)" % c not in top:
             fail("ferry.1 does not point to ferry-%s(1)" % c)
+        check_usage(a, c, page)
     return cmds
+
+
+def check_usage(a, c, page):
+    """The page's SYNOPSIS and `ferry CMD --help` name the command typed
+    (ferry serve is ferry recv under another name)."""
+    m = re.search(r'\.SH "SYNOPSIS"\n\.nf\n(.*)\n', page_text(page))
+    if not m or not m.group(1).startswith("ferry %s" % c):
+        fail("ferry-%s.1: its SYNOPSIS begins %r" %
+             (c, m.group(1) if m else None))
+    if not a.ferry or c == "version":
+        return
+    out = subprocess.run([a.ferry, c, "--help"], capture_output=True,
+                         text=True, timeout=30).stdout
+    if not out.startswith("usage: ferry %s" % c):
+        fail("ferry %s --help begins %r" % (c, out.split("\n")[0]))
 
 
 def check_options(a, cmds):

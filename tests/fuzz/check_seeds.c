@@ -39,7 +39,8 @@ static const struct {
 	{ "hello_old_layout", -FERRY_EPROTO, FERRY_MSG_HELLO },
 	{ "hello_bad_name", -FERRY_EPROTO, FERRY_MSG_HELLO },
 	{ "hello_long_name", -FERRY_EPROTO, FERRY_MSG_HELLO },
-	{ "req_path_escape", -FERRY_EPROTO, FERRY_MSG_REQ },
+	{ "req_path_escape", 0, FERRY_MSG_REQ },
+	{ "req_path_nul", -FERRY_EPROTO, FERRY_MSG_REQ },
 	{ "req_data_too_long", -FERRY_EPROTO, FERRY_MSG_REQ },
 	{ "reply_len_past_body", -FERRY_EPROTO, FERRY_MSG_REPLY },
 };
@@ -82,7 +83,8 @@ static int check_fields(const struct ferry_msg *m)
 			       m->u.req.arg == 0755 &&
 			       strcmp(m->u.req.path, "a/b/c") == 0;
 		return m->u.req.op == FERRY_REQ_STAT && m->u.req.len == 0 &&
-		       strcmp(m->u.req.path, "data/run 7/out.bin") == 0;
+		       (strcmp(m->u.req.path, "data/run 7/out.bin") == 0 ||
+			strcmp(m->u.req.path, "a\x1b[2Jb") == 0);
 	case FERRY_MSG_REPLY:
 		if (m->u.reply.op == FERRY_REQ_CKSUM)
 			return m->u.reply.arg == 0xdeadbeef &&
@@ -145,17 +147,20 @@ static const struct {
 	{ "results", 0 },
 	{ "results_skipped2", -FERRY_EPROTO },
 	{ "results_escape", -FERRY_EPROTO },
+	{ "results_odd_name", 0 },
 };
 
 struct results_seen {
 	unsigned n;
-	bool ok;
+	bool ok, odd; /* odd: the one result of results_odd_name */
 };
 
 static int result_seen(void *arg, const struct ferry_push_result *r)
 {
 	struct results_seen *s = arg;
 
+	s->odd = s->n == 0 && strcmp(r->name, "a\nb\x1b\xe9") == 0 &&
+		 strcmp(r->why, "a\\nb") == 0;
 	switch (s->n++) {
 	case 0:
 		s->ok = strcmp(r->name, "a.bin") == 0 && r->size == 4096 &&
@@ -211,7 +216,8 @@ static int req_decode(const uint8_t *b, size_t n, bool *fields_ok)
 		return ret;
 	case 3:
 		ret = ferry__results_decode(b + 1, n - 1, result_seen, &seen);
-		*fields_ok = seen.n == 3 && seen.ok;
+		*fields_ok = (seen.n == 3 && seen.ok) ||
+			     (seen.n == 1 && seen.odd);
 		return ret;
 	}
 	return -EINVAL;

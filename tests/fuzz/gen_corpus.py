@@ -101,6 +101,7 @@ def req_seeds():
         "results": b"\3" + results,
         "results_skipped2": b"\3" + result(b"x", skipped=2),
         "results_escape": b"\3" + result(b"x", why=b"\x1b[2J"),
+        "results_odd_name": b"\3" + result(b"a\nb\x1b\xe9", why=b"a\\nb"),
     }
 
 
@@ -143,7 +144,9 @@ def main():
         "hello_old_layout": frame(1, nonce + struct.pack("<I", 0)),
         "hello_bad_name": frame(1, hello(nonce, 0, b"no/slashes")),
         "hello_long_name": frame(1, hello(nonce, 0, b"n" * 65)),
+        # a path holds any byte but NUL, as a file name does
         "req_path_escape": frame(15, req(1, 0, 0, b"a\x1b[2Jb")),
+        "req_path_nul": frame(15, req(1, 0, 0, b"a\0b")),
         "req_data_too_long": frame(15, req(2, 0, 0, b"d")[:-4] +
                                    struct.pack("<I", 32769) + b"\0" * 32769),
         "reply_len_past_body": frame(16, reply(2, 1, 0, b"abc")[:-3]),

@@ -48,7 +48,7 @@ sources() {
 	case $1 in
 	ctrl) echo tests/fuzz/fuzz_ctrl.c lib/ctrl/codec.c ;;
 	req) echo tests/fuzz/fuzz_req.c lib/ctrl/req.c lib/ctrl/codec.c \
-		lib/io/manifest.c ;;
+		lib/io/manifest.c lib/util/escape.c ;;
 	manifest) echo tests/fuzz/fuzz_manifest.c lib/io/manifest.c \
 		lib/core/files_plan.c lib/sum/sum.c ;;
 	roce) echo tests/fuzz/fuzz_roce.c $u/wire.c $u/icrc.c $u/rc_qp.c \

@@ -66,6 +66,31 @@ expect 2 "give exactly one HOST" $B -t 1
 expect 2 "transport 'carrier-pigeon' is not in this build; usable here: tcp" $B --transport carrier-pigeon 127.0.0.1:$port
 expect 2 "unknown command" $FERRY frobnicate
 
+note "the command line: one line for a mistyped option, none from getopt"
+expect 2 "^ferry bench: unknown option '--frobnicate' \(see .ferry bench --help.\)$" $B --frobnicate 127.0.0.1:$port
+expect 2 "^ferry recv: unknown option '-z' \(see .ferry recv --help.\)$" $FERRY recv -z
+expect 2 "^ferry send: option '--key' needs a value" $FERRY send --key
+expect 2 "^ferry bench: option '--ke' is ambiguous \(--key, --key-name\)" $FERRY bench --ke $T/key 127.0.0.1:$port
+expect 2 "^ferry bench: option '--json' takes no value" $B --json=yes 127.0.0.1:$port
+[ "$($FERRY serve --help | head -n 1)" = "usage: ferry serve [options]" ] ||
+	fail "ferry serve --help begins '$($FERRY serve --help | head -n 1)'"
+[ "$($FERRY recv --help | head -n 1)" = "usage: ferry recv [options]" ] ||
+	fail "ferry recv --help begins '$($FERRY recv --help | head -n 1)'"
+echo "ok  serve --help says ferry serve, recv --help ferry recv"
+
+note "ports, schemes and destinations"
+expect 2 "ferry://127.0.0.1:70000/x: port 70000 is out of range \(1 to 65535\)" $FERRY cp --key $T/key $T/key ferry://127.0.0.1:70000/x
+expect 2 "http://x/: the http:// scheme is not supported" $FERRY cp --key $T/key $T/key http://x/
+expect 2 "bad destination '127.0.0.1:$port:../x': write HOST\[:PORT\]:/DEST, DEST starting with '/'" $FERRY send --key $T/key $T/key 127.0.0.1:$port:../x
+expect 2 "bad destination '127.0.0.1:$port:/a/../../x': DEST cannot hold '..'" $FERRY send --key $T/key $T/key 127.0.0.1:$port:/a/../../x
+
+note "what this host has"
+cpu=$(( $(nproc --all) + 1000 ))
+expect 2 "names CPU $cpu, which this process cannot run on \(it may use CPUs [0-9]" $B --cpus 0,$cpu -t 1 127.0.0.1:$port
+expect 2 "names CPU $cpu, which this process cannot run on" $FERRY recv --key $T/key --cpus $cpu -B 127.0.0.1 -p $closed
+expect 2 "bad value '0' for --max-mem: a session's ring needs at least 8K" $FERRY recv --key $T/key --max-mem 0 -B 127.0.0.1 -p $closed
+grep -q -e "--slots" -e " -l" "$T/err" && fail "recv --max-mem 0 advises options recv does not have: $(cat "$T/err")"
+
 note "the receiver refuses a ring over its limit, with its reason"
 port2=$(free_port)
 "$FERRY" recv --key "$T/key" -p "$port2" -B 127.0.0.1 --max-mem 64M -q >"$T/recv2.out" 2>&1 &

@@ -9,23 +9,13 @@
 # compared byte for byte; a refusal must leave nothing behind.
 . "$(dirname "$0")/lib.sh"
 
-mkdir -p $T/a $T/b $T/keys $T/local/tree/sub $T/out
-for k in ops ro; do $FERRY keygen $T/keys/$k.key >/dev/null || fail keygen; done
-for s in a b; do
-	cat > $T/$s.conf <<CONF
-root $T/$s
-key ops keys/ops.key rights all paths /
-key ro  keys/ro.key  rights read paths /
-CONF
-	cp $T/$s.conf $T/$s.conf.tmp
-done
+mkdir -p $T/local/tree/sub $T/out
+exports_pair
+cp $T/a.conf $T/a.conf.tmp
 head -c 3000000 /dev/urandom > $T/local/f1
 head -c 1234567 /dev/urandom > $T/local/f2
 head -c 100000 /dev/urandom > $T/local/tree/sub/x
 echo hello > $T/local/tree/y
-serve_exports a $T/a.conf; PA=$SPORT
-serve_exports b $T/b.conf; PB=$SPORT
-A=ferry://127.0.0.1:$PA; B=ferry://127.0.0.1:$PB
 export FERRY_KEY=$T/keys/ops.key # its name, "ops", comes from the file name
 cp_() { timeout 60 $FERRY cp -q "$@"; }
 

@@ -141,9 +141,17 @@ refuse "a directory arriving onto a symlink" "link.*(outside|symlink)" \
 refuse "a file arriving onto a symlink, --force" "flink.*(symlink|not a regular file|outside)" \
 	fsend -q --force "$S/flink" "$H"
 
+# counted OUT N: the summary counts N files, all failed (the session was
+# refused before any was published)
+counted() {
+	grep -q "^0 of $2 files published, 0 skipped, $2 failed" "$T/out" ||
+		bad "the summary does not count $2 failed file(s): $(head -c 300 "$T/out")"
+}
+
 note "existing targets"
 refuse "an existing target without --force" "exists.*--force" \
 	fsend -q "$S/exists" "$H"
+counted "$T/out" 1
 # an existing target in a tree fails alone: the rest of the tree lands,
 # the target keeps its old contents
 fsend -q "$S/tree" "$H" >"$T/tree.out" 2>"$T/tree.err"

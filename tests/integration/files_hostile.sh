@@ -213,5 +213,6 @@ ssend "$S/long" "$ADDR:$RPORT:/" >"$T/l.out" 2>"$T/l.err" ||
 	bad "5. long or odd names failed: $(tail -n 2 "$T/l.err" | paste -sd' ')"
 same_tree "$S/long" "$D/long" || bad "5. the files with long or odd names did not all land"
 no_sidecars "$D" "5."
+grep -q $'\033' "$T/l.out" "$T/l.err" "$T/r5.err" && bad "5. an ESC byte from a file name reached the output raw"
 
 finish

@@ -6,7 +6,9 @@
 # value), -n 4, -p and -f, byte for byte; an existing target without -f
 # fails with EEXIST and stays as it was; gfal-sum ADLER32 and CRC32C equal
 # independent sums; gfal-ls lists what is there; gfal-stat shows the size;
-# mkdir (-p), rm and rm -r do what they say on the export. Errors reach
+# mkdir (-p), rm and rm -r do what they say on the export; a name with a
+# newline, ESC and a tab moves both ways, and an error naming it
+# shows it escaped. Errors reach
 # gfal's messages with the right errno: a missing path is ENOENT, and a
 # read-only key (chosen with FERRY_KEY / FERRY_KEY_NAME, which win over
 # the [FERRY] configuration) gets EACCES for a copy to the daemon and for
@@ -203,6 +205,23 @@ g r1 gfal-rm "$U/small"
 ok r1 "gfal-rm" && { [ -e "$EXP/small" ] && bad "gfal-rm left $EXP/small"; }
 g r2 gfal-rm -r "$U/list"
 ok r2 "gfal-rm -r" && { [ -e "$EXP/list" ] && bad "gfal-rm -r left $EXP/list: $(ls -R "$EXP/list" | head -c 300)"; }
+
+# (gfal2's python tools pass only UTF-8 names)
+note "odd names: a newline, ESC and a tab, copied both ways and stat'ed; errors shown escaped"
+odd=$'odd\nname \e[31m\tcaf\xc3\xa9'
+head -c 70000 /dev/urandom >"$T/src/$odd"
+g o1 gfal-copy "file://$T/src/$odd" "$U/$odd"
+ok o1 "gfal-copy of an odd name to the daemon" &&
+	{ cmp -s "$T/src/$odd" "$EXP/$odd" || bad "the odd name did not land as itself"; }
+g o2 gfal-stat "$U/$odd"
+ok o2 "gfal-stat of an odd name" && { grep -q "Size: 70000" "$T/o2.out" || bad "gfal-stat of the odd name: $(head -c 300 "$T/o2.out")"; }
+g o3 gfal-copy "$U/$odd" "file://$T/out/$odd"
+ok o3 "gfal-copy of an odd name from the daemon" &&
+	{ cmp -s "$T/src/$odd" "$T/out/$odd" || bad "the odd name did not come back as itself"; }
+g o4 gfal-copy --just-copy "file://$T/src/f1" "$U/$odd"
+refused o4 "gfal-copy over an odd name without -f" 'odd\\nname \\x1b\[31m\\tcafé'
+LC_ALL=C grep -a -q -P '[\x00-\x09\x0b-\x1f\x7f]' "$T/o4.err" &&
+	bad "gfal-copy's error holds a raw control byte: $(od -c "$T/o4.err" | head -5)"
 
 note "the read-only key (FERRY_KEY and FERRY_KEY_NAME win over [FERRY] KEY)"
 export FERRY_KEY=$T/keys/ro.key FERRY_KEY_NAME=ro

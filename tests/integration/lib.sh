@@ -4,6 +4,9 @@
 set -uo pipefail
 
 BUILD=${BUILD:-$(cd "$(dirname "$0")/../../build" && pwd)}
+# What the tests write is theirs alone, whatever umask they were started
+# with (a daemon refuses an exports file that group or others may write).
+umask 022
 FERRY=$BUILD/apps/ferry/ferry
 T=$(mktemp -d /tmp/ferry-test.XXXXXX)
 PIDS=()
@@ -99,20 +102,49 @@ wait_listen() {
 # the test fails with the daemon's own words); sets SPORT and SPID. Its
 # output: $T/NAME.out, $T/NAME.log.
 serve_exports() {
-	local name=$1 conf=$2
+	local name=$1 conf=$2 try
 	shift 2
-	SPORT=$(free_port)
-	"$FERRY" serve --exports "$conf" -B 127.0.0.1 -p "$SPORT" -q "$@" \
-		>"$T/$name.out" 2>"$T/$name.log" &
-	SPID=$!
-	PIDS+=($SPID)
-	for _ in $(seq 100); do
-		ss -Hltn "sport = :$SPORT" | grep -q . && return 0
-		kill -0 $SPID 2>/dev/null ||
+	# a free port may be taken before the daemon binds it (others test
+	# on this host too): then another one
+	for try in 1 2 3; do
+		SPORT=$(free_port)
+		"$FERRY" serve --exports "$conf" -B 127.0.0.1 -p "$SPORT" -q "$@" \
+			>"$T/$name.out" 2>"$T/$name.log" &
+		SPID=$!
+		PIDS+=($SPID)
+		for _ in $(seq 100); do
+			ss -Hltn "sport = :$SPORT" | grep -q . && return 0
+			kill -0 $SPID 2>/dev/null || break
+			sleep 0.05
+		done
+		kill -0 $SPID 2>/dev/null &&
+			fail "ferry serve ($name) did not listen on port $SPORT within 5 s"
+		grep -q "already in use" "$T/$name.log" ||
 			fail "ferry serve ($name) did not start: $(head -c 800 "$T/$name.log")"
-		sleep 0.05
 	done
-	fail "ferry serve ($name) did not listen on port $SPORT within 5 s"
+	fail "ferry serve ($name): three free ports were taken meanwhile: $(head -c 800 "$T/$name.log")"
+}
+
+# exports_pair: keys $T/keys/ops.key (rights all) and $T/keys/ro.key
+# (read only), and two daemons on loopback exporting $T/a and $T/b
+# ($T/a.conf, $T/b.conf, naming the key files relative to themselves) to
+# both; sets PA and PB (their ports) and A and B (their ferry:// URLs).
+exports_pair() {
+	local s
+	mkdir -p $T/a $T/b $T/keys
+	for s in ops ro; do
+		"$FERRY" keygen $T/keys/$s.key >/dev/null || fail "keygen"
+	done
+	for s in a b; do
+		cat >$T/$s.conf <<CONF
+root $T/$s
+key ops keys/ops.key rights all paths /
+key ro  keys/ro.key  rights read paths /
+CONF
+	done
+	serve_exports a $T/a.conf; PA=$SPORT
+	serve_exports b $T/b.conf; PB=$SPORT
+	A=ferry://127.0.0.1:$PA; B=ferry://127.0.0.1:$PB
 }
 
 need_root() {

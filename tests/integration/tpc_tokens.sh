@@ -10,19 +10,8 @@
 PROBE=$BUILD/tests/integration/tpc_probe
 [ -x "$PROBE" ] || skip "tpc_probe not built"
 
-mkdir -p $T/a $T/b $T/keys
-$FERRY keygen $T/keys/ops.key >/dev/null || fail "keygen"
-$FERRY keygen $T/keys/ro.key >/dev/null || fail "keygen"
-for s in a b; do
-	cat > $T/$s.conf <<CONF
-root $T/$s
-key ops $T/keys/ops.key rights all paths /
-key ro  $T/keys/ro.key  rights read paths /
-CONF
-done
+exports_pair
 head -c 5000000 /dev/urandom > $T/a/src.dat
-serve_exports a $T/a.conf; PA=$SPORT
-serve_exports b $T/b.conf; PB=$SPORT
 
 export FERRY_KEY=$T/keys/ops.key FERRY_KEY_NAME=ops
 probe() { timeout 30 $PROBE "$1" 127.0.0.1 $PA 127.0.0.1 $PB /src.dat /in "$2"; }

@@ -11,6 +11,7 @@
 #include "ferry/error.h"
 #include "ferry/key.h"
 #include "io/exports.h"
+#include "util/util.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -283,8 +284,8 @@ static void test_rights(void)
 	CU_ASSERT_EQUAL(ferry__exports_allow(ex, "atlas", FERRY__RIGHT_READ,
 					     "/cms/a\nb\x1b", why, sizeof(why)),
 			-EACCES);
-	CU_ASSERT_STRING_EQUAL(why, "key atlas may not read /cms/a?b?: it is "
-				    "outside the key's paths (/atlas "
+	CU_ASSERT_STRING_EQUAL(why, "key atlas may not read /cms/a\\nb\\x1b: "
+				    "it is outside the key's paths (/atlas "
 				    "/shared/in)");
 	/* write and delete without read */
 	CU_ASSERT_EQUAL(allow(ex, "up", FERRY__RIGHT_READ, "/incoming/x"),
@@ -361,6 +362,7 @@ static void put_file(const char *name, const char *text)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	fputs(text, f);
 	fclose(f);
+	CU_ASSERT_EQUAL(chmod(path_in(name), 0644), 0); /* whatever umask */
 }
 
 /* From files: real key files through ferry_key_load, relative key paths
@@ -398,6 +400,36 @@ static void test_load_files(void)
 	CU_ASSERT_PTR_NULL(ex);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "exports.conf:3: key b: key file"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "chmod 600"));
+
+	CU_ASSERT_EQUAL(chmod(path_in("keys/b.key"), 0600), 0);
+
+	/* a config that group or others may write is refused, as a key
+	 * file others may read is: whoever writes it grants any right */
+	static const mode_t loose[] = { 0666, 0664, 0646, 0620, 0602 };
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(loose); i++) {
+		char want[64];
+
+		CU_ASSERT_EQUAL(chmod(conf, loose[i]), 0);
+		CU_ASSERT_EQUAL(ferry__exports_load(conf, &ex, why,
+						    sizeof(why)),
+				-EPERM);
+		CU_ASSERT_PTR_NULL(ex);
+		snprintf(want, sizeof(want), "(mode %04o); run `chmod go-w ",
+			 (unsigned)loose[i]);
+		CU_ASSERT_PTR_NOT_NULL(strstr(why, "is writable by group or "
+						   "others"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(why, want));
+	}
+	/* readable by all is fine: it holds no secret */
+	CU_ASSERT_EQUAL(chmod(conf, 0644), 0);
+	CU_ASSERT_EQUAL(ferry__exports_load(conf, &ex, why, sizeof(why)), 0);
+	ferry__exports_free(ex);
+	ex = NULL;
+	/* not a file at all */
+	CU_ASSERT_EQUAL(ferry__exports_load(path_in("keys"), &ex, why,
+					    sizeof(why)),
+			-EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "is not a regular file"));
 
 	/* a missing key file */
 	put_file("exports.conf", "root /srv\n"

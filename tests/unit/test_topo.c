@@ -66,6 +66,34 @@ static void test_cpulist_parse(void)
 	CU_ASSERT_EQUAL(ferry_cpulist_parse("0", NULL, 0), -E2BIG);
 }
 
+/* --cpus: only CPUs this process may run on. */
+static void test_cpulist_check(void)
+{
+	cpu_set_t set;
+	char why[256] = "", list[16];
+	int first = -1;
+
+	CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+		if (CPU_ISSET(c, &set))
+			first = c;
+	CU_ASSERT_FATAL(first >= 0);
+	snprintf(list, sizeof(list), "%d", first);
+	CU_ASSERT_EQUAL(ferry_cpulist_check(list, why, sizeof(why)), 1);
+	/* no host has CPU 16383 in its set (the most the parser takes) */
+	CU_ASSERT_EQUAL(ferry_cpulist_check("16383", why, sizeof(why)),
+			-EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "names CPU 16383, which this "
+					   "process cannot run on (it may use "
+					   "CPUs "));
+	snprintf(list, sizeof(list), "%d,16383", first);
+	CU_ASSERT_EQUAL(ferry_cpulist_check(list, why, sizeof(why)), -EINVAL);
+	CU_ASSERT_EQUAL(ferry_cpulist_check("a-b", why, sizeof(why)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "malformed"));
+	CU_ASSERT_EQUAL(ferry_cpulist_check("", why, sizeof(why)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "names no CPUs"));
+}
+
 static void test_node_cpus(void)
 {
 	int cpus[FERRY_TOPO_MAX_CPUS];
@@ -287,6 +315,7 @@ int main(void)
 {
 	CU_TestInfo tests[] = {
 		{ "cpulist_parse", test_cpulist_parse },
+		{ "cpulist_check", test_cpulist_check },
 		{ "node_cpus", test_node_cpus },
 		{ "netdev_node", test_netdev_node },
 		{ "ibdev_node", test_ibdev_node },

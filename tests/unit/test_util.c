@@ -1,8 +1,13 @@
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cu.h"
 #include "ferry/error.h"
+#include "ferry/log.h"
+#include "util/util.h"
 
 static void test_strerror(void)
 {
@@ -14,10 +19,141 @@ static void test_strerror(void)
 	CU_ASSERT_PTR_NOT_NULL(ferry_strerror(-999999));
 }
 
+/* ---- escaping: what a name or a peer's text becomes when printed ---- */
+
+static const struct {
+	const char *in, *out;
+} esc_cases[] = {
+	{ "", "" },
+	{ "plain name.root", "plain name.root" },
+	{ "a\\b", "a\\b" }, /* the backslash stays */
+	{ "a\nb", "a\\nb" },
+	{ "\t\r", "\\t\\r" },
+	{ "\x1b[31mred", "\\x1b[31mred" },
+	{ "\x01\x1f\x7f", "\\x01\\x1f\\x7f" },
+	{ "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x9a\xa2", /* é 日 🚢 */
+	  "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x9a\xa2" },
+	{ "\xc2\x9b" "2J", "\\xc2\\x9b2J" },   /* C1 CSI */
+	{ "\xc2\xa0", "\xc2\xa0" },            /* U+00A0 is not a control */
+	{ "\x80", "\\x80" },                   /* a lone continuation */
+	{ "\xc0\xaf", "\\xc0\\xaf" },          /* overlong '/' */
+	{ "\xe0\x80\xaf", "\\xe0\\x80\\xaf" }, /* overlong, 3 bytes */
+	{ "\xed\xa0\x80", "\\xed\\xa0\\x80" }, /* a UTF-16 surrogate */
+	{ "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" }, /* above U+10FFFF */
+	{ "\xff\xfe", "\\xff\\xfe" },
+	{ "cut \xe6\x97", "cut \\xe6\\x97" },  /* a character cut short */
+	{ "latin1 \xe9t\xe9", "latin1 \\xe9t\\xe9" },
+};
+
+static void test_escape(void)
+{
+	char out[256], again[256];
+
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(esc_cases); i++) {
+		ferry_escape(esc_cases[i].in, out, sizeof(out));
+		CU_ASSERT_STRING_EQUAL(out, esc_cases[i].out);
+		/* escaping escaped text changes nothing */
+		ferry_escape(out, again, sizeof(again));
+		CU_ASSERT_STRING_EQUAL(again, out);
+	}
+	CU_ASSERT_STRING_EQUAL(ferry_escape(NULL, out, sizeof(out)), "");
+}
+
+/* Every byte string escapes to printable ASCII and valid UTF-8 without
+ * controls, and escaping it again changes nothing. */
+static void test_escape_random(void)
+{
+	char in[64], out[FERRY_ESCAPED_MAX(64)], again[sizeof(out)];
+	uint32_t x = 12345;
+
+	for (int round = 0; round < 20000; round++) {
+		size_t n = 1 + round % 63;
+		bool ok;
+
+		for (size_t i = 0; i < n; i++) {
+			x = x * 1103515245u + 12345u;
+			in[i] = (char)(1 + (x >> 16) % 255);
+		}
+		in[n] = '\0';
+		ferry_escape(in, out, sizeof(out));
+		ok = strlen(out) <= 4 * n;
+		for (const unsigned char *p = (unsigned char *)out; ok && *p;
+		     p++) {
+			int k = ferry__utf8_len(p);
+
+			ok = k > 0 && *p >= 0x20 && *p != 0x7f &&
+			     !(p[0] == 0xc2 && p[1] < 0xa0);
+			p += k > 0 ? k - 1 : 0;
+		}
+		ferry_escape(out, again, sizeof(again));
+		ok = ok && !strcmp(again, out);
+		CU_ASSERT(ok);
+		if (!ok)
+			break;
+	}
+}
+
+/* A short buffer cuts between escapes and characters, never inside. */
+static void test_escape_cut(void)
+{
+	char out[8];
+
+	CU_ASSERT_STRING_EQUAL(ferry_escape("\n\n", out, 4), "\\n");
+	CU_ASSERT_STRING_EQUAL(ferry_escape("ab\x1b", out, 6), "ab");
+	CU_ASSERT_STRING_EQUAL(ferry_escape("ab\x1b", out, 7), "ab\\x1b");
+	CU_ASSERT_STRING_EQUAL(ferry_escape("a\xc3\xa9", out, 3), "a");
+	CU_ASSERT_STRING_EQUAL(ferry_escape("abc", out, 1), "");
+	out[0] = 'z';
+	ferry_escape("abc", out, 0); /* nothing written */
+	CU_ASSERT_EQUAL(out[0], 'z');
+}
+
+/* Reasons and log lines quote names: one line each, whatever the name. */
+static char logged[1024];
+
+static void capture(enum ferry_log_level level, const char *msg, void *arg)
+{
+	(void)level;
+	(void)arg;
+	snprintf(logged, sizeof(logged), "%s", msg);
+}
+
+static void test_why_and_log(void)
+{
+	static const char forged[] =
+		"x\nferry recv: [session 999 from 10.1.1.1:1] session failed: "
+		"\x1b[2Jforged";
+	char why[256];
+
+	ferry__why(why, sizeof(why), "cannot open %s: %s", forged, "gone");
+	CU_ASSERT_STRING_EQUAL(why,
+			       "cannot open x\\nferry recv: [session 999 from "
+			       "10.1.1.1:1] session failed: \\x1b[2Jforged: "
+			       "gone");
+	/* why may quote itself, and escaping twice changes nothing */
+	ferry__why(why, sizeof(why), "outer: %s", why);
+	CU_ASSERT_EQUAL(strncmp(why, "outer: cannot open x\\nferry", 27), 0);
+	CU_ASSERT_PTR_NULL(strchr(why, '\n'));
+	/* cut to the buffer */
+	ferry__why(why, 8, "%s", "abcdefghij");
+	CU_ASSERT_STRING_EQUAL(why, "abcdefg");
+
+	ferry_log_set(capture, NULL, FERRY_LOG_INFO);
+	ferry__log(FERRY_LOG_INFO, "published %s", forged);
+	CU_ASSERT_EQUAL(strncmp(logged, "published x\\nferry recv: ", 25), 0);
+	CU_ASSERT_PTR_NULL(strchr(logged, '\n'));
+	CU_ASSERT_PTR_NULL(strchr(logged, '\x1b'));
+	ferry_log_set(NULL, NULL, FERRY_LOG_INFO);
+}
+
 int main(void)
 {
 	CU_TestInfo tests[] = {
 		{ "strerror", test_strerror },
+		{ "escape", test_escape },
+		{ "escape: any bytes", test_escape_random },
+		{ "escape: cut to fit", test_escape_cut },
+		{ "reasons and log lines are escaped", test_why_and_log },
 		CU_TEST_INFO_NULL,
 	};
 	return ferry_cu_run("util", tests);
