@@ -21,6 +21,7 @@
 #include "core/daemon.h"
 #include "core/tokens.h"
 #include "ctrl/req.h"
+#include "io/stage.h"
 #include "ferry/files.h"
 #include "ferry/sum.h"
 #include "util/util.h"
@@ -182,6 +183,9 @@ static int op_list(struct ferry__daemon *d, const struct ferry_msg_req *req,
 	for (size_t i = 0; !err && i < n; i++) {
 		uint8_t type;
 
+		/* the staging area is not the clients' to see */
+		if (!rel(req->path)[0] && !strcmp(names[i], FERRY__STAGE_DIR))
+			continue;
 		if (fstatat(dirfd(dir), names[i], &st, AT_SYMLINK_NOFOLLOW))
 			continue;
 		if (S_ISREG(st.st_mode))

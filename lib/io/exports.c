@@ -18,6 +18,7 @@
 
 #include "ferry/error.h"
 #include "io/exports.h"
+#include "io/stage.h"
 #include "io/manifest.h"
 #include "util/util.h"
 
@@ -630,6 +631,12 @@ int ferry__exports_allow(const struct ferry__exports *ex,
 			   "the export (no '..', '.' or empty components)",
 			   want, path ? path : "(none)");
 		return -EINVAL;
+	}
+	if (!strncmp(rel, FERRY__STAGE_DIR, strlen(FERRY__STAGE_DIR)) &&
+	    (!rel[strlen(FERRY__STAGE_DIR)] || rel[strlen(FERRY__STAGE_DIR)] == '/')) {
+		ferry__why(why, whylen, "cannot %s /%.200s: /%s is the daemon's staging area, not served",
+			   want, rel, FERRY__STAGE_DIR);
+		return -EACCES;
 	}
 	g = key_name ? find(ex, key_name) : NULL;
 	if (!g) {

@@ -71,6 +71,19 @@ for how in push tpc; do
 	echo "   $how refused: $(head -n 1 $T/e)"
 done
 
+note "the staging area is nobody's: not listed, not served, not written"
+mkdir -p -m 0700 $T/a/.ferry/ab
+echo "someone else's data in flight" >$T/a/.ferry/ab/0123.part
+for what in "$A/.ferry/ab/0123.part $T/stolen" "$T/src/old.dat $A/.ferry/ab/x.part"; do
+	# shellcheck disable=SC2086
+	FERRY_KEY=$T/keys/ops.key cp_ $what >$T/o 2>$T/e &&
+		bad "a client reached the staging area: ferry cp $what"
+	grep -q "staging area" $T/e || bad "refusal does not say why: $(head -c 300 $T/e)"
+done
+[ -e $T/stolen ] && bad "a staged file was served"
+[ "$(cat $T/a/.ferry/ab/0123.part)" = "someone else's data in flight" ] || bad "a staged file was changed"
+rm -rf $T/a/.ferry
+
 note "all rights: -f replaces"
 copies ops $T/src/old.dat $A/in/ $T/src/old.dat $T/a/in/old.dat "push over a file with -f, all rights"
 copies ops $A/in/old.dat $B/in/ $T/src/old.dat $T/b/in/old.dat "third-party copy over a file with -f, all rights"

@@ -186,6 +186,16 @@ ok l1 "gfal-ls" && {
 g l2 gfal-ls -l "$U/list/"
 ok l2 "gfal-ls -l" && { grep -q "$(stat -c %s "$EXP/list/b.dat").* b.dat" "$T/l2.out" ||
 	bad "gfal-ls -l does not show b.dat's size: $(head -c 600 "$T/l2.out")"; }
+# the daemon's staging area at the root is not listed (nor served)
+mkdir -p -m 0700 "$EXP/.ferry/ab"
+echo "in flight" >"$EXP/.ferry/ab/0123.part"
+g l3 gfal-ls "$U/"
+ok l3 "gfal-ls of the root" && { grep -qx ".ferry" "$T/l3.out" &&
+	bad "gfal-ls of the root shows the staging area: $(tr '\n' ' ' <"$T/l3.out")"; }
+grep -qx "list" "$T/l3.out" || bad "gfal-ls of the root does not list list/: $(tr '\n' ' ' <"$T/l3.out")"
+g l4 gfal-stat "$U/.ferry/ab/0123.part"
+refused l4 "gfal-stat in the staging area" "staging area"
+rm -rf "$EXP/.ferry"
 g st1 gfal-stat "$U/f1"
 ok st1 "gfal-stat" && { grep -Eq "Size: $(stat -c %s "$EXP/f1")[[:space:]]+regular file" "$T/st1.out" ||
 	bad "gfal-stat does not show the size: $(head -c 600 "$T/st1.out")"; }

@@ -296,6 +296,18 @@ static void test_rights(void)
 			0);
 	/* all = read, write and delete */
 	CU_ASSERT_EQUAL(allow(ex, "ops", FERRY__RIGHT_ALL, "/x"), 0);
+	/* the staging area at the root is no client's, whatever its rights;
+	 * names that merely start like it are ordinary */
+	CU_ASSERT_EQUAL(ferry__exports_allow(ex, "ops", FERRY__RIGHT_READ,
+					     "/.ferry/ab/x.part", why,
+					     sizeof(why)),
+			-EACCES);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "staging area"));
+	CU_ASSERT_EQUAL(allow(ex, "ops", FERRY__RIGHT_READ, "/.ferry"), -EACCES);
+	CU_ASSERT_EQUAL(allow(ex, "ops", FERRY__RIGHT_WRITE, ".ferry/lock"),
+			-EACCES);
+	CU_ASSERT_EQUAL(allow(ex, "ops", FERRY__RIGHT_READ, "/.ferryx"), 0);
+	CU_ASSERT_EQUAL(allow(ex, "ops", FERRY__RIGHT_READ, "/a/.ferry"), 0);
 	/* unknown key, no key, bad masks */
 	CU_ASSERT_EQUAL(ferry__exports_allow(ex, "cms", FERRY__RIGHT_READ,
 					     "/atlas", why, sizeof(why)),
