@@ -239,6 +239,9 @@ void cli_logger(const char *cmd, bool quiet, bool verbose)
 	ferry_log_set(log_stderr, NULL,
 		      quiet ? FERRY_LOG_WARN :
 		      verbose ? FERRY_LOG_DEBUG : FERRY_LOG_INFO);
+	/* every command that moves data gets here once its options are
+	 * read: as many descriptors as the host allows (said when raised) */
+	ferry_nofile_raise();
 }
 
 void cli_die_usage(const char *cmd, const char *hint)

@@ -38,6 +38,9 @@
  * MiB (64 slots of 4 MiB chunks each). */
 #define FERRY_DOCTOR_POOL_BYTES (512ull << 20)
 #define FERRY_DOCTOR_MEMLOCK_FAIL (64ull << 20)
+/* The hard limit on open files a data-transfer node wants: 64 sessions
+ * each with its full set of open targets, streams and sockets. */
+#define FERRY_DOCTOR_NOFILE 65536u
 
 /* Room for every check of a large host; ferry_doctor_run says when more
  * would have followed. */

@@ -46,6 +46,13 @@ enum ferry_fsync {
 				  session's result */
 };
 
+/* Raise this process's soft limit on open files to its hard limit, and
+ * say so at info level when it changed (ferry_log_set). A receiver keeps
+ * few files open at a time whatever the limit (it closes the least
+ * recently used), but more room means more sessions and files in flight.
+ * Returns 0 or -errno. */
+int ferry_nofile_raise(void);
+
 /* "batch", "file", "end"; and back (-1 when unknown). */
 const char *ferry_fsync_name(int mode);
 int ferry_fsync_parse(const char *name);

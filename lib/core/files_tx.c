@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/files.h"
@@ -287,6 +288,27 @@ static int build_units(struct ferry__ftx *t, uint8_t **there, unsigned lanes)
 	return 0;
 }
 
+/* Files in flight: --files, as far as the open-files limit leaves room
+ * (each open source is a descriptor; keep 64 for sockets and the rest). */
+static unsigned lanes(const struct ferry_send_spec *spec)
+{
+	unsigned want = spec->files ? spec->files : 1;
+	struct rlimit rl;
+	long room;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return want;
+	room = (long)rl.rlim_cur - ferry__fds_in_use() - 64;
+	if (room < (long)want) {
+		unsigned got = room > 1 ? (unsigned)room : 1;
+		ferry__log(FERRY_LOG_WARN,
+			   "%u files in flight instead of %u: the open-files limit (%llu) leaves room for no more",
+			   got, want, (unsigned long long)rl.rlim_cur);
+		return got;
+	}
+	return want;
+}
+
 /* Send FILES and the manifest; read the plan; decide every file. */
 static int exchange_plan(struct tx_ctx *c, int fd, const struct ferry_opts *o,
 			 char *why, size_t whylen)
@@ -375,7 +397,7 @@ static int exchange_plan(struct tx_ctx *c, int fd, const struct ferry_opts *o,
 		if (f->skip)
 			report_file(c, (uint32_t)i); /* told after READY */
 	}
-	err = build_units(t, pc.there, c->spec->files ? c->spec->files : 1);
+	err = build_units(t, pc.there, lanes(c->spec));
 	/* empty files have no chunks: their sums go out with the rest */
 	for (size_t i = 0; !err && i < t->m.n; i++)
 		if (t->m.e[i].type == FERRY_ENTRY_FILE && !t->f[i].skip &&

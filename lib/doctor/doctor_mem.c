@@ -163,9 +163,44 @@ static void memlock(struct ferry__doctor *d)
 	ferry__doctor_fix(c, "ulimit -l unlimited; services: LimitMEMLOCK=infinity in the systemd unit; users: '* - memlock unlimited' in /etc/security/limits.conf");
 }
 
+/* Open files: ferry raises its soft limit to the hard one at start, so
+ * the hard limit is what counts. A receiver keeps at most a bounded set of
+ * targets open per session whatever the limit (two descriptors each, 512
+ * targets at most), so FERRY_DOCTOR_NOFILE covers 64 sessions with all
+ * their files, streams and sockets. */
+static void nofile(struct ferry__doctor *d)
+{
+	char *limits = malloc(8192), soft[32], hard[32];
+	const char *line = NULL;
+	struct ferry_check *c;
+	unsigned long long h;
+
+	if (limits && !ferry__doctor_read(d, limits, 8192, "proc/self/limits"))
+		line = strstr(limits, "Max open files");
+	if (!line || sscanf(line, "Max open files %31s %31s", soft, hard) != 2) {
+		free(limits);
+		c = ferry__doctor_add(d, FERRY_CHECK_INFO, "open files");
+		ferry__doctor_value(c, "unknown (no Max open files in proc/self/limits)");
+		return;
+	}
+	free(limits);
+	h = strcmp(hard, "unlimited") ? strtoull(hard, NULL, 10) : ~0ull;
+	if (h >= FERRY_DOCTOR_NOFILE) {
+		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "open files");
+		ferry__doctor_value(c, "soft %s, hard %s (ferry raises the soft limit to the hard one)",
+				    soft, hard);
+		return;
+	}
+	c = ferry__doctor_add(d, FERRY_CHECK_WARN, "open files");
+	ferry__doctor_value(c, "hard limit %s, below the %u a data-transfer node wants: fewer files in flight per session, fewer sessions at once",
+			    hard, FERRY_DOCTOR_NOFILE);
+	ferry__doctor_fix(c, "services: LimitNOFILE=1048576 in the systemd unit (ferry-recv.service sets it); shells: ulimit -Hn 1048576, or '* - nofile 1048576' in /etc/security/limits.conf");
+}
+
 void ferry__doctor_mem(struct ferry__doctor *d)
 {
 	hugepages(d);
 	thp(d);
 	memlock(d);
+	nofile(d);
 }

@@ -120,6 +120,7 @@ static void test_good_host_passes(void)
 	EXPECT("hugepages", FERRY_CHECK_PASS, "1024 x 2 MiB");
 	EXPECT("thp", FERRY_CHECK_PASS, "madvise");
 	EXPECT("memlock", FERRY_CHECK_PASS, "unlimited");
+	EXPECT("open files", FERRY_CHECK_PASS, "soft 1024, hard 524288 (ferry raises");
 	EXPECT("net.core.rmem_max", FERRY_CHECK_PASS, "1 GiB");
 	EXPECT("net.core.wmem_max", FERRY_CHECK_PASS, "1 GiB");
 	EXPECT("net.ipv4.tcp_rmem", FERRY_CHECK_PASS, "max 1 GiB");
@@ -171,6 +172,10 @@ static void test_bad_host_warns(void)
 	EXPECT_FIX("memlock", "ulimit -l unlimited");
 	EXPECT_FIX("memlock", "LimitMEMLOCK=infinity");
 	EXPECT_FIX("memlock", "limits.conf");
+	/* a hard limit of 4096 open files */
+	EXPECT("open files", FERRY_CHECK_WARN, "hard limit 4096, below the 65536");
+	EXPECT_FIX("open files", "LimitNOFILE=1048576");
+	EXPECT_FIX("open files", "ulimit -Hn 1048576");
 	/* 100 Gb/s x 100 ms = 1.25 GB: one socket holds 1 GiB at most. */
 	EXPECT("net.core.rmem_max", FERRY_CHECK_WARN, "208 KiB, below the 1 GiB");
 	EXPECT_FIX("net.core.rmem_max", "sysctl -w net.core.rmem_max=1073741824");

@@ -29,11 +29,11 @@ def mkdir(root, path):
     os.makedirs(os.path.join(root, path), exist_ok=True)
 
 
-def limits(memlock):
+def limits(memlock, nofile=("1024", "524288")):
     rows = [
         ("Max cpu time", "unlimited", "unlimited", "seconds"),
         ("Max file size", "unlimited", "unlimited", "bytes"),
-        ("Max open files", "1024", "524288", "files"),
+        ("Max open files", nofile[0], nofile[1], "files"),
         ("Max locked memory", memlock, memlock, "bytes"),
         ("Max address space", "unlimited", "unlimited", "bytes"),
     ]
@@ -219,7 +219,7 @@ def bad(root):
         gids=[(ZERO, None, None)] * 2)})
     hugepages(root, [(2048, 0, 0), (1048576, 0, 0)])
     w(root, "sys/kernel/mm/transparent_hugepage/enabled", "always madvise [never]")
-    w(root, "proc/self/limits", limits("8388608"))
+    w(root, "proc/self/limits", limits("8388608", ("1024", "4096")))
     w(root, "proc/self/status", status("0000000000000000"))
     sysctls(root, 212992, 212992, "4096\t131072\t6291456",
             "4096\t16384\t4194304", "reno", "reno cubic", 1, 0)
