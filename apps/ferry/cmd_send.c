@@ -51,7 +51,7 @@ const char help_send[] =
 "      --no-resume       ignore journals of earlier attempts; start over\n"
 "      --resume          use them (the default; undoes an earlier --no-resume)\n"
 "  -L, --follow-symlinks send what symlinks point to\n"
-"      --files N         files in flight at once (default 4)\n"
+"      --files N         files in flight at once (default 4, at most 256)\n"
 "\n"
 "Pipeline:\n"
 "  -P, --streams N       parallel streams / queue pairs (default 4, max 256)\n"
@@ -305,7 +305,7 @@ int cmd_send(int argc, char **argv)
 			metrics_at = optarg;
 			break;
 		case OPT_FILES:
-			if (!cli_uint("send", "--files", optarg, 1, 1024,
+			if (!cli_uint("send", "--files", optarg, 1, FERRY_MAX_FILES,
 				      &spec.files))
 				return 2;
 			break;

@@ -60,7 +60,8 @@ struct ferry_send_spec {
 	bool skip_existing;    /* skip targets of equal size and checksum */
 	bool no_resume;        /* ignore journals of earlier attempts */
 	bool follow_symlinks;
-	unsigned files;        /* files in flight at once (>= 1) */
+	unsigned files;        /* files in flight at once (1 to
+				  FERRY_MAX_FILES) */
 	ferry_file_fn on_file;
 	void *arg;
 	/* NULL: paths are opened with open(2). Otherwise every path is a
@@ -73,6 +74,7 @@ struct ferry_send_spec {
 };
 
 #define FERRY_DEFAULT_FILES 4
+#define FERRY_MAX_FILES 256     /* files in flight, at most */
 
 /* Send files to the receiver at host:port. Returns 0 when every file was
  * published or skipped; otherwise a negative error with why (the first

@@ -185,7 +185,8 @@ struct frx_fs {
  * claim one more waits for the control thread to catch up. The kernel
  * walks every lock of the lock file on each claim, so an unbounded
  * backlog makes claims quadratic. Above the batch and the files in
- * flight, so waiting here never holds up what would drain it. */
+ * flight (ferry send --files: 256 at most), so waiting here never holds
+ * up what would drain it. */
 #define FRX_MAX_CLAIMED (4 * FRX_BATCH_FILES)
 
 struct ferry__frx {

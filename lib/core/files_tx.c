@@ -296,6 +296,11 @@ static unsigned lanes(const struct ferry_send_spec *spec)
 	struct rlimit rl;
 	long room;
 
+	/* a receiver holds a bounded number of targets at once
+	 * (FRX_MAX_CLAIMED): more lanes than that cannot all make progress */
+	if (want > FERRY_MAX_FILES)
+		want = FERRY_MAX_FILES;
+
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
 		return want;
 	room = (long)rl.rlim_cur - ferry__fds_in_use() - 64;
