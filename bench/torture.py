@@ -303,7 +303,9 @@ def trial(rx, seed, n):
             s = None if rel == PLANT else owner(senders, rel, sha(p))
             if s and rel not in s.reported:
                 violation(seed, f"{rel} is sender {s.i}'s file, which it "
-                          "never reported published")
+                          f"never reported published (its last attempt: "
+                          f"{s.failed or 'no per-file results'}; "
+                          f"{s.err()[-200:]})")
 
     # phase 3: each with --force, in turn
     for s in rng.sample(senders, len(senders)):

@@ -345,9 +345,10 @@ static void dir_modes(struct ferry__frx *r)
 
 void ferry__frx_close(struct ferry__frx *r, bool ok)
 {
-	/* verified files are published even if the session ends badly */
-	if (r->n_batch)
-		flush(r);
+	/* A session that ends well has published its batch (FIN waits for
+	 * it). One that fails leaves what it had verified staged, unclaimed:
+	 * its sender never hears of a publish, so none happens; the rerun
+	 * resumes those files and reports them. */
 	for (size_t i = 0; r->f && i < r->m.n; i++)
 		ferry__frx_live_retire(r, &r->f[i]); /* keeps what is staged */
 	if (ok)
