@@ -258,6 +258,9 @@ int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
 int ferry__frx_plan(struct ferry__frx *r, struct ferry__plan_entry **plan,
 		    size_t *n_plan, char *why, size_t whylen);
 void ferry__frx_plan_free(struct ferry__plan_entry *pe, size_t n);
+/* crc32c and adler32 of the first size bytes of base in parentfd. */
+int ferry__frx_sum_target(int parentfd, const char *base, uint64_t size,
+			  uint64_t chunk, uint32_t *crc, uint32_t *adler);
 /* Control-loop hooks (struct ferry__hooks). */
 int ferry__frx_work(void *ctx, int fd, char *why, size_t whylen);
 int ferry__frx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,

@@ -79,6 +79,28 @@ static const char *publish_error(int err, char *buf, size_t len)
 	return buf;
 }
 
+/* A name taken by another session meanwhile (the publish found EEXIST):
+ * if what stands there is this very file (size, mtime and checksums: an
+ * earlier attempt of the same transfer, still finishing when the rerun
+ * came), it is published all the same. */
+static bool already_there(struct ferry__frx *r, const struct frx_pub *b,
+			  int pfd, const char *base)
+{
+	const struct ferry_entry *e = &r->m.e[b->idx];
+	uint32_t crc, adler;
+	struct stat st;
+
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) ||
+	    !S_ISREG(st.st_mode) || (uint64_t)st.st_size != e->size ||
+	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec !=
+		    e->mtime_ns)
+		return false;
+	return ferry__frx_sum_target(pfd, base, e->size, r->chunk, &crc,
+				     &adler) == 0 &&
+	       crc == b->crc &&
+	       (r->cksum != FERRY_CKSUM_ADLER32 || adler == b->adler);
+}
+
 /* Rename every file of the batch to its final name (after one syncfs
  * with --fsync batch) and tell the sender. */
 static int flush(struct ferry__frx *r)
@@ -104,6 +126,10 @@ static int flush(struct ferry__frx *r)
 			e2 = pfd < 0 ? pfd :
 			     ferry__stage_publish(b->st, &b->key, pfd, base,
 						  r->flags & FERRY_FILES_FORCE);
+			if (e2 == -EEXIST && already_there(r, b, pfd, base)) {
+				ferry__stage_drop(b->st, &b->key, true, false);
+				e2 = 0;
+			}
 			if (!e2 && r->fsync_mode == FERRY_FSYNC_FILE && fsync(pfd))
 				e2 = -errno;
 		}

@@ -15,9 +15,8 @@
 #include "metrics/metrics.h"
 #include "util/util.h"
 
-/* Sums of an existing target, for skip-existing. */
-static int sum_target(int parentfd, const char *base, uint64_t size,
-		      uint64_t chunk, uint32_t *crc, uint32_t *adler)
+int ferry__frx_sum_target(int parentfd, const char *base, uint64_t size,
+			  uint64_t chunk, uint32_t *crc, uint32_t *adler)
 {
 	int fd = openat(parentfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	uint8_t *buf;
@@ -250,8 +249,8 @@ static int check_existing(struct ferry__frx *r, const struct ferry_entry *e,
 				     st->st_mtim.tv_nsec == e->mtime_ns;
 	if (((r->flags & FERRY_FILES_SKIP_EXISTING) || rerun) &&
 	    (uint64_t)st->st_size == e->size) {
-		err = sum_target(pfd, base, e->size, r->chunk, &pe->crc32c,
-				 &pe->adler32);
+		err = ferry__frx_sum_target(pfd, base, e->size, r->chunk,
+					    &pe->crc32c, &pe->adler32);
 		if (err) {
 			ferry__why(why, whylen, "%s: %s", e->path,
 				   ferry_strerror(err));

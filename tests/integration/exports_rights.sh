@@ -6,7 +6,8 @@
 # (-f, --force) destroys its old content, so it needs the delete right:
 # a key with read,write may push and copy new files with -f, but not over
 # existing ones, and is told which right it lacks; the old file stays as
-# it was. A key with all rights replaces it.
+# it was. A key with all rights replaces it. Setuid, setgid and sticky
+# bits never survive a push, pull or third-party copy through a daemon.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p $T/a $T/b $T/keys $T/src
@@ -83,6 +84,20 @@ done
 [ -e $T/stolen ] && bad "a staged file was served"
 [ "$(cat $T/a/.ferry/ab/0123.part)" = "someone else's data in flight" ] || bad "a staged file was changed"
 rm -rf $T/a/.ferry
+
+note "a daemon never keeps setuid, setgid or sticky bits for a client"
+mkdir -p $T/src/modes/shared
+printf '#!/bin/sh\n' >$T/src/modes/tool
+chmod 6755 $T/src/modes/tool
+chmod 1777 $T/src/modes/shared
+FERRY_KEY=$T/keys/ops.key cp_ $T/src/modes $A/ >$T/o 2>$T/e || bad "pushing modes/ failed: $(head -c 300 $T/e)"
+[ "$(stat -c %a $T/a/modes/tool)" = 755 ] || bad "a setuid file pushed to a daemon landed as $(stat -c %a $T/a/modes/tool)"
+[ "$(stat -c %a $T/a/modes/shared)" = 777 ] || bad "a sticky directory pushed to a daemon landed as $(stat -c %a $T/a/modes/shared)"
+FERRY_KEY=$T/keys/ops.key cp_ $A/modes/tool $B/m/ >$T/o 2>$T/e || bad "copying modes/tool failed: $(head -c 300 $T/e)"
+[ "$(stat -c %a $T/b/m/tool)" = 755 ] || bad "a third-party copy landed as $(stat -c %a $T/b/m/tool)"
+chmod 4755 $T/a/modes/tool
+FERRY_KEY=$T/keys/ops.key cp_ $A/modes/tool $T/pulled_tool >$T/o 2>$T/e || bad "pulling modes/tool failed: $(head -c 300 $T/e)"
+[ "$(stat -c %a $T/pulled_tool)" = 755 ] || bad "a pulled setuid file landed as $(stat -c %a $T/pulled_tool)"
 
 note "all rights: -f replaces"
 copies ops $T/src/old.dat $A/in/ $T/src/old.dat $T/a/in/old.dat "push over a file with -f, all rights"
