@@ -349,7 +349,7 @@ def main():
     rx.kill()
     # nothing staged at all once every trial ended clean: the area is gone
     left = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ROOT, ".ferry"))
-            for f in fs if f != "lock"]
+            for f in fs if not f.startswith("lock.")]
     if left:
         violation(base, f"staged files left after the run: {left[:5]}")
     print(f"{TR}: {n} trials in {time.monotonic() - t0:.0f} s, seeds {base}..{base + n - 1}, "

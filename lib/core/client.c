@@ -167,6 +167,42 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 	return ferry__ctrl_send(fd, &m, o->timeout_ms);
 }
 
+/* Handle what the receiver has said: every message already there, up to
+ * READ_BURST. Both sides send per-file messages back to back (a million
+ * empty files: a million FILE_SUMs one way, FILE_DONEs the other), so
+ * each must keep reading while it writes, or both block on full socket
+ * buffers. */
+#define READ_BURST 256
+static int read_msgs(int fd, const struct ferry_opts *o,
+		     const struct ferry__hooks *h, struct ferry_msg *m,
+		     char *why, size_t whylen)
+{
+	for (int i = 0; i < READ_BURST; i++) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		int err;
+
+		if (i && poll(&pf, 1, 0) <= 0)
+			return 0;
+		err = ferry__ctrl_recv(fd, m, o->timeout_ms);
+		if (err == -FERRY_EPEER)
+			return ferry__peer_error(m, "receiver", why, whylen);
+		if (err) {
+			ferry__why(why, whylen, "the receiver went away: %s",
+				   ferry_strerror(err));
+			return err;
+		}
+		err = h->msg ? h->msg(h->ctx, fd, m, why, whylen) :
+			       -FERRY_EPROTO;
+		if (err == -FERRY_EPROTO && !why[0])
+			ferry__why(why, whylen,
+				   "unexpected %s from the receiver",
+				   ferry__ctrl_type_name(m->type));
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
 /* Wait for the workers (and the hooks) to finish, reporting intervals and
  * handling what the receiver says. */
 static int loop(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
@@ -199,22 +235,7 @@ static int loop(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
 			break; /* a stream failed: no more results will come */
 		if (n <= 0 || !(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
-		err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
-		if (err == -FERRY_EPEER) {
-			err = ferry__peer_error(&m, "receiver", why, whylen);
-			break;
-		}
-		if (err) {
-			ferry__why(why, whylen, "the receiver went away: %s",
-				   ferry_strerror(err));
-			break;
-		}
-		err = h->msg ? h->msg(h->ctx, fd, &m, why, whylen) :
-			       -FERRY_EPROTO;
-		if (err == -FERRY_EPROTO && !why[0])
-			ferry__why(why, whylen,
-				   "unexpected %s from the receiver",
-				   ferry__ctrl_type_name(m.type));
+		err = read_msgs(fd, o, h, &m, why, whylen);
 		if (err < 0)
 			break;
 	}

@@ -70,6 +70,8 @@ bool ferry__fileq_pop(struct ferry__fileq *q, uint32_t *idx);
 /* Clear the eventfd; call before popping everything, so a push racing
  * with the pops signals again. */
 void ferry__fileq_ack(struct ferry__fileq *q);
+/* Signal again: the consumer stopped with items left. */
+void ferry__fileq_kick(struct ferry__fileq *q);
 void ferry__fileq_free(struct ferry__fileq *q);
 
 /* ---- sender ------------------------------------------------------------ */
@@ -187,7 +189,7 @@ struct frx_fs {
  * backlog makes claims quadratic. Above the batch and the files in
  * flight (ferry send --files: 256 at most), so waiting here never holds
  * up what would drain it. */
-#define FRX_MAX_CLAIMED (4 * FRX_BATCH_FILES)
+#define FRX_MAX_CLAIMED (FRX_BATCH_FILES + FERRY_MAX_FILES)
 
 struct ferry__frx {
 	struct ferry_manifest m;

@@ -147,6 +147,15 @@ bool ferry__fileq_pop(struct ferry__fileq *q, uint32_t *idx)
 	return got;
 }
 
+void ferry__fileq_kick(struct ferry__fileq *q)
+{
+	uint64_t one = 1;
+
+	if (write(q->efd, &one, sizeof(one)) < 0) {
+		/* the counter cannot overflow at one per slice */
+	}
+}
+
 void ferry__fileq_ack(struct ferry__fileq *q)
 {
 	uint64_t n;

@@ -501,7 +501,9 @@ static int open_dest(struct ferry__frx *r, const char *dir, const char *dest,
 	ferry__dirs_init(&r->dirs, r->topfd);
 	r->stage[0].fd = r->topfd;
 	r->stage[0].rel = strdup("");
-	r->stage[0].st.dirfd = r->stage[0].st.lockfd = -1;
+	r->stage[0].st.dirfd = -1;
+	for (int i = 0; i < FERRY__STAGE_LOCKS; i++)
+		r->stage[0].st.lockfd[i] = -1;
 	r->n_stage = 1;
 	err = r->stage[0].rel ? ferry__stage_open(&r->stage[0].st, r->topfd,
 						  false, why, whylen) : -ENOMEM;

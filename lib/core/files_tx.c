@@ -97,7 +97,11 @@ static int tx_work(void *ctx, int fd, char *why, size_t whylen)
 	int err;
 
 	ferry__fileq_ack(&t->q);
-	while (ferry__fileq_pop(&t->q, &idx)) {
+	/* a bounded slice, so the control loop reads the receiver's answers
+	 * in between (client.c, read_msgs) */
+	for (int n = 0; n < 256; n++) {
+		if (!ferry__fileq_pop(&t->q, &idx))
+			return 0;
 		struct ftx_file *f = &t->f[idx];
 		const struct ferry_entry *e = &t->m.e[idx];
 
@@ -111,6 +115,7 @@ static int tx_work(void *ctx, int fd, char *why, size_t whylen)
 			return err;
 		}
 	}
+	ferry__fileq_kick(&t->q); /* more to send: come back */
 	return 0;
 }
 
@@ -479,6 +484,23 @@ static void ftx_free(struct ferry__ftx *t)
 	ferry__manifest_free(&t->m);
 }
 
+/* No bigger a chunk than the largest file needs (rounded up to 64 KiB):
+ * 100,000 files of 4 KiB do not need 4 MiB slots, whose ring is a
+ * quarter of a gigabyte to zero and pin on each side. */
+static uint64_t chunk_for(const struct ferry_opts *o,
+			  const struct ferry_manifest *m)
+{
+	uint64_t big = 0, c;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->e[i].type == FERRY_ENTRY_FILE && m->e[i].size > big)
+			big = m->e[i].size;
+	c = (big + (64u << 10) - 1) & ~(uint64_t)((64u << 10) - 1);
+	if (c < (64u << 10))
+		c = 64u << 10;
+	return c < o->chunk_size ? c : o->chunk_size;
+}
+
 /* No bigger a ring than the files can fill: a 10 MB file does not need
  * 64 slots of 4 MiB on each side (allocating and pinning them costs more
  * than sending it). At least one slot per stream, a multiple of streams. */
@@ -522,7 +544,8 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	if (err)
 		goto out;
 	so = *o;
-	so.slots = ring_slots(o, t.m.total_bytes);
+	so.chunk_size = chunk_for(o, &t.m);
+	so.slots = ring_slots(&so, t.m.total_bytes);
 	o = &so;
 	rep->files_total = t.m.n_files;
 	rep->bytes_total = t.m.total_bytes;

@@ -107,17 +107,33 @@ int ferry__stage_open(struct ferry__stage *s, int topfd, bool create,
 	int err = 1;
 
 	s->topfd = topfd;
-	s->dirfd = s->lockfd = -1;
+	s->dirfd = -1;
+	for (int i = 0; i < FERRY__STAGE_LOCKS; i++)
+		s->lockfd[i] = -1;
 	for (int tries = 0; err == 1 && tries < 100; tries++)
 		err = open_dir(s, create, why, whylen);
 	if (err)
 		return err < 0 ? err : -EAGAIN;
-	s->lockfd = openat(s->dirfd, "lock",
-			   O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (s->lockfd < 0 || fstat(s->lockfd, &st) || !ours(&st, S_IFREG)) {
-		ferry__stage_close(s);
-		return refuse(why, whylen, "has a lock file that is not ferry's",
-			      -EACCES);
+	for (int i = 0; i < FERRY__STAGE_LOCKS; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "lock.%x", i);
+		s->lockfd[i] = openat(s->dirfd, name, O_RDWR | O_CREAT |
+						     O_NOFOLLOW | O_CLOEXEC,
+				      0600);
+		if (s->lockfd[i] < 0 || fstat(s->lockfd[i], &st) ||
+		    !ours(&st, S_IFREG)) {
+			err = s->lockfd[i] < 0 ? -errno : -EACCES;
+			ferry__stage_close(s);
+			if (err == -EMFILE || err == -ENFILE) {
+				ferry__why(why, whylen,
+					   "%s: opening its lock files: %s",
+					   FERRY__STAGE_DIR, ferry_strerror(err));
+				return err;
+			}
+			return refuse(why, whylen,
+				      "has a lock file that is not ferry's",
+				      -EACCES);
+		}
 	}
 	return 0;
 }
@@ -143,21 +159,28 @@ static void remove_if_idle(struct ferry__stage *s)
 	}
 	while ((d = readdir(dir))) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
-		    !strcmp(d->d_name, "lock"))
+		    !strncmp(d->d_name, "lock.", 5))
 			continue;
 		if (unlinkat(s->dirfd, d->d_name, AT_REMOVEDIR))
 			empty = false;
 	}
 	closedir(dir);
-	if (empty && unlinkat(s->dirfd, "lock", 0) == 0)
+	for (int i = 0; empty && i < FERRY__STAGE_LOCKS; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "lock.%x", i);
+		unlinkat(s->dirfd, name, 0);
+	}
+	if (empty)
 		unlinkat(s->topfd, FERRY__STAGE_DIR, AT_REMOVEDIR);
 }
 
 void ferry__stage_close(struct ferry__stage *s)
 {
-	if (s->lockfd >= 0)
-		close(s->lockfd); /* every claim goes with it */
-	s->lockfd = -1;
+	for (int i = 0; i < FERRY__STAGE_LOCKS; i++) {
+		if (s->lockfd[i] >= 0)
+			close(s->lockfd[i]); /* every claim goes with it */
+		s->lockfd[i] = -1;
+	}
 	if (s->dirfd >= 0) {
 		remove_if_idle(s);
 		close(s->dirfd);
@@ -165,7 +188,8 @@ void ferry__stage_close(struct ferry__stage *s)
 	s->dirfd = -1;
 }
 
-/* One byte of the lock file per target (62 bits of the key). */
+/* One byte of a lock file per target (62 bits of the key; the file by
+ * its last byte). */
 static int lock_byte(const struct ferry__stage *s,
 		     const struct ferry__stage_key *k, short type)
 {
@@ -175,7 +199,8 @@ static int lock_byte(const struct ferry__stage *s,
 	for (int i = 0; i < 8; i++)
 		off |= (uint64_t)k->b[i] << (8 * i);
 	fl.l_start = (off_t)(off & ((UINT64_C(1) << 62) - 1));
-	if (fcntl(s->lockfd, F_OFD_SETLK, &fl) == 0)
+	if (fcntl(s->lockfd[k->b[15] % FERRY__STAGE_LOCKS], F_OFD_SETLK,
+		  &fl) == 0)
 		return 0;
 	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
 }

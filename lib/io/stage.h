@@ -14,7 +14,7 @@
  * 256 directories.
  *
  * One writer per target: a session claims a target with a write lock on
- * one byte of ROOT/.ferry/lock, at an offset taken from the same hash
+ * one byte of one of ROOT/.ferry/lock.*, at an offset taken from the same hash
  * (an open-file-description lock: sessions of one process exclude each
  * other as well as other processes, and a killed session's locks go with
  * it). Every session holds a shared flock on ROOT/.ferry; the last one
@@ -30,10 +30,15 @@
 
 #define FERRY__STAGE_DIR ".ferry"
 
+/* Claims are spread over this many lock files (ROOT/.ferry/lock.0 to
+ * lock.f, by the key's last byte): the kernel walks every lock of a file
+ * on each claim, and a session holds up to 512 claims at once. */
+#define FERRY__STAGE_LOCKS 16
+
 struct ferry__stage {
 	int topfd;  /* the root (not owned) */
 	int dirfd;  /* ROOT/.ferry, with a shared flock */
-	int lockfd; /* ROOT/.ferry/lock: this session's claims */
+	int lockfd[FERRY__STAGE_LOCKS]; /* this session's claims */
 };
 
 /* A target's identity in the area: the first 16 bytes of

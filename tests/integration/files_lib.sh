@@ -62,7 +62,7 @@ wait_gone() {
 # sidecars ROOT: part files and journals in the staging area of the
 # receiver whose root is ROOT (none: empty output).
 sidecars() {
-	find "$1/.ferry" -type f ! -name lock 2>/dev/null
+	find "$1/.ferry" -type f ! -name 'lock.*' 2>/dev/null
 }
 
 # no_sidecars ROOT WHAT: bad if any part file or journal is left in the

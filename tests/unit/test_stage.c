@@ -276,7 +276,7 @@ static void test_hostile_area(void)
 	CU_ASSERT_EQUAL(symlinkat("elsewhere", rootfd, ".ferry"), 0);
 	CU_ASSERT(ferry__stage_open(&s, rootfd, true, why, sizeof(why)) < 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, ".ferry"));
-	CU_ASSERT_FALSE(exists_at(rootfd, "elsewhere/lock"));
+	CU_ASSERT_FALSE(exists_at(rootfd, "elsewhere/lock.0"));
 
 	/* a file in its place */
 	fresh_root();
@@ -291,7 +291,7 @@ static void test_hostile_area(void)
 	CU_ASSERT_EQUAL(ferry__stage_open(&s, rootfd, true, why, sizeof(why)),
 			-EACCES);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "writable by others"));
-	CU_ASSERT_FALSE(exists_at(rootfd, ".ferry/lock"));
+	CU_ASSERT_FALSE(exists_at(rootfd, ".ferry/lock.0"));
 }
 
 int main(void)
