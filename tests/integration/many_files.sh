@@ -34,8 +34,11 @@ for i in range(n):
 PY
 note "$N files, $(du -sh "$S" | cut -f1), every process under ulimit -n $LIMIT"
 
-# limited CMD...: CMD with at most LIMIT open files, soft and hard
+# limited CMD...: CMD with at most LIMIT open files, soft and hard;
+# limited_bg CMD... &: the same in the background, as one process ($! is
+# CMD itself, so the EXIT trap's kill reaches it)
 limited() { (ulimit -n $LIMIT && exec "$@"); }
+limited_bg() { ulimit -n $LIMIT && exec "$@"; }
 
 # same DIR WHAT: DIR holds exactly the source tree
 same() {
@@ -54,7 +57,7 @@ recv_limited() {
 	local name=$1 dir=$2
 	shift 2
 	RPORT=$(free_port)
-	limited "$FERRY" recv --key "$KEY" -p "$RPORT" -B 127.0.0.1 -i 0 -q \
+	limited_bg "$FERRY" recv --key "$KEY" -p "$RPORT" -B 127.0.0.1 -i 0 -q \
 		-d "$dir" "$@" >"$T/$name.out" 2>"$T/$name.err" &
 	RPID=$!
 	PIDS+=($RPID)
@@ -115,7 +118,7 @@ mkdir -p "$W/a" "$W/b" "$T/keys" "$W/pulled"
 for s in a b; do
 	printf 'root %s\nkey ops keys/ops.key rights all paths /\n' "$W/$s" >"$T/$s.conf"
 	SPORT=$(free_port)
-	limited "$FERRY" serve --exports "$T/$s.conf" -B 127.0.0.1 -p "$SPORT" -q \
+	limited_bg "$FERRY" serve --exports "$T/$s.conf" -B 127.0.0.1 -p "$SPORT" -q \
 		>"$T/$s.out" 2>"$T/$s.log" &
 	PIDS+=($!)
 	wait_listen "$SPORT"
