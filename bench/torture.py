@@ -122,6 +122,7 @@ class Sender:
         self.i = i
         self.src = os.path.join(WORK, f"t{trial}", f"s{i}", "src")
         self.files = {}  # relative path -> sha256
+        self.mtimes = {}  # relative path -> mtime_ns
         names = [n for n in NAMES if rng.random() < 0.75] or [NAMES[0]]
         names.append(f"u{i}")
         for n in names:
@@ -133,6 +134,7 @@ class Sender:
                 f.write(rng.randbytes(size))
             os.utime(p, ns=(1600000000 * 10**9 + rng.randrange(10**15),) * 2)
             self.files[n] = sha(p)
+            self.mtimes[n] = os.stat(p).st_mtime_ns
         self.reported = set()  # paths it reported published or identical
 
     def start(self, dest, tag, force=False):
@@ -217,9 +219,11 @@ class Watcher(threading.Thread):
 
 
 # ---- one trial -------------------------------------------------------------
-def owner(senders, rel, h):
+def owner(senders, rel, h, mtime=None):
+    """The sender whose file this is: same contents (and, when given, the
+    same mtime: several senders may have an empty file of one name)."""
     for s in senders:
-        if s.files.get(rel) == h:
+        if s.files.get(rel) == h and mtime in (None, s.mtimes.get(rel)):
             return s
     return None
 
@@ -300,7 +304,8 @@ def trial(rx, seed, n):
         for nm in files:
             p = os.path.join(d, nm)
             rel = os.path.relpath(p, os.path.join(top, "src"))
-            s = None if rel == PLANT else owner(senders, rel, sha(p))
+            s = None if rel == PLANT else \
+                owner(senders, rel, sha(p), os.stat(p).st_mtime_ns)
             if s and rel not in s.reported:
                 violation(seed, f"{rel} is sender {s.i}'s file, which it "
                           f"never reported published (its last attempt: "

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -363,7 +364,14 @@ int cmd_send(int argc, char **argv)
 		app_metrics_stop(metrics);
 		return 1;
 	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = ferry_send(host, port, &c.o, &spec, rep, why, sizeof(why));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* the whole command: a session of empty files moves no data, and
+	 * its data phase is no measure of it */
+	double secs = (double)(t1.tv_sec - t0.tv_sec) +
+		      (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	/* a file's failure was printed as it happened; say the rest */
 	said = rep->files_failed > 0;
 	/* files a failed session did not publish or skip have failed too,
@@ -384,8 +392,8 @@ int cmd_send(int argc, char **argv)
 		       (unsigned long long)rep->files_total,
 		       (unsigned long long)rep->files_skipped,
 		       (unsigned long long)rep->files_failed,
-		       out_bytes(b, sizeof(b), (double)rep->bytes), rep->seconds,
-		       ferry_gbps(rep->bytes, rep->seconds));
+		       out_bytes(b, sizeof(b), (double)rep->bytes), secs,
+		       ferry_gbps(rep->bytes, secs));
 	}
 	if (err && !said)
 		fprintf(stderr, "ferry send: %s\n", why[0] ? why :

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "core/pipe.h"
+#include "ctrl/msg.h"
 #include "ferry/files.h"
 #include "io/fsx.h"
 #include "io/journal.h"
@@ -49,6 +50,33 @@ size_t ferry__plan_encode(const struct ferry__plan_entry *e, size_t n,
 int ferry__plan_decode(const uint8_t *buf, size_t len,
 		       int (*fn)(void *arg, const struct ferry__plan_entry *e),
 		       void *arg);
+
+/* Per-file results travel in batches (FILE_SUMS, FILE_DONES: a million
+ * empty files are a million of each): entries appended to a blob, the
+ * blob sent when full or when the control thread is done for now.
+ *   FILE_SUMS entry:  u32 idx, u32 flags, u32 crc32c, u32 adler32
+ *   FILE_DONES entry: u32 idx, u32 status, u32 crc32c, u32 adler32,
+ *                     u8 text length, text */
+struct ferry__batch {
+	uint16_t type;          /* FERRY_MSG_FILE_SUMS or _DONES */
+	size_t len;
+	uint8_t *buf;           /* FERRY_BLOB_MAX bytes */
+};
+int ferry__batch_init(struct ferry__batch *b, uint16_t type);
+void ferry__batch_free(struct ferry__batch *b);
+/* Append one entry, sending the batch first when it is full. */
+int ferry__batch_sum(struct ferry__batch *b, int fd, int timeout_ms,
+		     const struct ferry_msg_file_sum *s);
+int ferry__batch_done(struct ferry__batch *b, int fd, int timeout_ms,
+		      uint32_t idx, int status, uint32_t crc, uint32_t adler,
+		      const char *text);
+/* Send what is there (nothing: 0). */
+int ferry__batch_send(struct ferry__batch *b, int fd, int timeout_ms);
+/* Decode a FILE_SUMS or FILE_DONES blob, calling fn for each entry as the
+ * single message it stands for. 0, -FERRY_EPROTO, or fn's error. */
+int ferry__batch_decode(const struct ferry_msg *m,
+			int (*fn)(void *arg, const struct ferry_msg *one),
+			void *arg);
 
 /* Whole-file crc32c and adler32 from the per-chunk sums of a file of size
  * bytes in chunks of chunk bytes, in order (both sides use it). */
@@ -216,6 +244,7 @@ struct ferry__frx {
 	size_t n_batch;
 	uint64_t batch_bytes, batch_t0;
 	int ctrl_fd;            /* the session's control connection */
+	struct ferry__batch dones; /* FILE_DONEs not yet sent */
 	bool locks;             /* the mutexes above are initialised */
 	_Atomic unsigned n_claimed; /* targets this session holds */
 	uint64_t pending;       /* files not yet done */

@@ -85,6 +85,8 @@ int ferry__plan_decode(const uint8_t *buf, size_t len,
 			n = ferry__get_u8(&c);
 			ferry__get_bytes(&c, text, n);
 			text[n] = '\0';
+			if (memchr(text, '\0', n))
+				return -FERRY_EPROTO; /* a text, not bytes */
 			e.text = text;
 		} else if (e.action != FERRY__PLAN_SEND) {
 			return -FERRY_EPROTO;

@@ -26,23 +26,13 @@
 
 #define BUSY_TEXT "another transfer is writing it now; send it again when that one has finished"
 
-static int send_done(int fd, uint32_t idx, int status, uint32_t crc,
-		     uint32_t adler, const char *text)
+/* Tell the sender how a file ended (batched: ferry__batch_send goes out
+ * when the control thread is done for now). */
+static int send_done(struct ferry__frx *r, uint32_t idx, int status,
+		     uint32_t crc, uint32_t adler, const char *text)
 {
-	struct ferry_msg *m = calloc(1, sizeof(*m));
-	int err;
-
-	if (!m)
-		return -ENOMEM;
-	m->type = FERRY_MSG_FILE_DONE;
-	m->u.file_done.idx = idx;
-	m->u.file_done.status = status < 0 ? -status : status;
-	m->u.file_done.crc32c = crc;
-	m->u.file_done.adler32 = adler;
-	snprintf(m->u.file_done.text, sizeof(m->u.file_done.text), "%s", text);
-	err = ferry__ctrl_send(fd, m, 10000);
-	free(m);
-	return err;
+	return ferry__batch_done(&r->dones, r->ctrl_fd, 10000, idx, status,
+				 crc, adler, text);
 }
 
 static void rel_of(const struct ferry__frx *r, uint32_t idx, char *buf,
@@ -65,7 +55,7 @@ static int fail_file(struct ferry__frx *r, uint32_t idx, int err,
 	}
 	r->failed++;
 	ferry__log(FERRY_LOG_ERR, "%s: %s", r->m.e[idx].path, text);
-	return send_done(r->ctrl_fd, idx, err, crc, adler, text);
+	return send_done(r, idx, err, crc, adler, text);
 }
 
 static const char *publish_error(int err, char *buf, size_t len)
@@ -148,11 +138,12 @@ static int flush(struct ferry__frx *r)
 			   r->cksum == FERRY_CKSUM_ADLER32 ? b->adler : b->crc,
 			   rel);
 		if (!err)
-			err = send_done(r->ctrl_fd, b->idx, 0, b->crc, b->adler,
-					"");
+			err = send_done(r, b->idx, 0, b->crc, b->adler, "");
 	}
 	r->n_batch = 0;
 	r->batch_bytes = 0;
+	if (!err)
+		err = ferry__batch_send(&r->dones, r->ctrl_fd, 10000);
 	return err;
 }
 
@@ -182,6 +173,56 @@ static void file_sums(const struct ferry__frx *r, const struct frx_live *l,
 				    crc, adler);
 	else if (e->size)
 		ferry__sums_combine(&l->one, 1, e->size, r->chunk, crc, adler);
+}
+
+/* An empty file is whole the moment it exists: it is made under its
+ * name at once (O_EXCL: whoever makes it first has it; no staging, no
+ * claim, no rename), then given its mode and mtime. A reader may see it
+ * for that moment with mode 0600 and the current time; never with other
+ * contents. Replacing a file (--force) goes through the staging area. */
+static int publish_empty(struct ferry__frx *r, uint32_t idx)
+{
+	const struct ferry_entry *e = &r->m.e[idx];
+	char rel[FERRY_PATH_MAX + FERRY_DEST_MAX], text[FERRY_ERRTEXT_MAX];
+	const char *base;
+	struct stat st;
+	int pfd, fd, err;
+
+	rel_of(r, idx, rel, sizeof(rel));
+	pfd = ferry__dirs_parent(&r->dirs, rel, true, 0755, &base);
+	if (pfd < 0)
+		return fail_file(r, idx, pfd, NULL, NULL, 0, 1,
+				 publish_error(pfd, text, sizeof(text)));
+	fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				       O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		/* made meanwhile: by an earlier attempt of this very transfer? */
+		if (err == -EEXIST &&
+		    !fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISREG(st.st_mode) && st.st_size == 0 &&
+		    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec ==
+			    e->mtime_ns)
+			goto done;
+		return fail_file(r, idx, err, NULL, NULL, 0, 1,
+				 publish_error(err, text, sizeof(text)));
+	}
+	err = ferry__fs_set_meta(fd, e->mode & (r->keep_setid ? 07777 : 0777),
+				 e->mtime_ns);
+	if (!err && r->fsync_mode == FERRY_FSYNC_FILE && fsync(pfd))
+		err = -errno;
+	close(fd);
+	if (err) {
+		unlinkat(pfd, base, 0); /* ours: made above with O_EXCL */
+		return fail_file(r, idx, err, NULL, NULL, 0, 1,
+				 publish_error(err, text, sizeof(text)));
+	}
+done:
+	r->published++;
+	ferry__log(FERRY_LOG_INFO, "published %s:%08x  %s",
+		   r->cksum == FERRY_CKSUM_ADLER32 ? "adler32" : "crc32c",
+		   r->cksum == FERRY_CKSUM_ADLER32 ? 1u : 0u, rel);
+	return send_done(r, idx, 0, 0, 1, "");
 }
 
 /* Every chunk landed and the sender's sums are in: verify, publish. */
@@ -217,7 +258,11 @@ static int finalize(struct ferry__frx *r, uint32_t idx)
 				claimed ? &k : NULL, 0, 1, BUSY_TEXT);
 		return err ? err : r->pending ? 0 : flush(r);
 	}
-	if (!l) { /* an empty file: no chunk made its entry */
+	if (!l && !(r->flags & FERRY_FILES_FORCE)) {
+		err = publish_empty(r, idx);
+		return err ? err : r->pending ? 0 : flush(r);
+	}
+	if (!l) { /* an empty file replacing another: staged like the rest */
 		rel_of(r, idx, rel, sizeof(rel));
 		ferry__stage_key(rel, &k);
 		err = ferry__frx_claim(r, st, &k);
@@ -285,7 +330,8 @@ int ferry__frx_work(void *ctx, int fd, char *why, size_t whylen)
 		if (err)
 			return control_error(err, why, whylen);
 	}
-	return 0;
+	err = ferry__batch_send(&r->dones, r->ctrl_fd, 10000);
+	return err ? control_error(err, why, whylen) : 0;
 }
 
 int ferry__frx_tick(void *ctx, int fd, char *why, size_t whylen)
@@ -296,15 +342,34 @@ int ferry__frx_tick(void *ctx, int fd, char *why, size_t whylen)
 	(void)fd;
 	if (r->n_batch && ferry__now_ns() - r->batch_t0 >= FRX_BATCH_NS)
 		err = flush(r);
+	if (!err)
+		err = ferry__batch_send(&r->dones, r->ctrl_fd, 10000);
 	return err ? control_error(err, why, whylen) : 0;
+}
+
+/* One file's sums from the sender (a FILE_SUM, or an entry of a
+ * FILE_SUMS batch). */
+static int one_sum(void *arg, const struct ferry_msg *m)
+{
+	struct ferry__frx *r = arg;
+	const struct ferry_msg_file_sum *s = &m->u.file_sum;
+	struct frx_file *f;
+
+	if (s->idx >= r->m.n || !r->f[s->idx].expect || r->f[s->idx].have_sum)
+		return -FERRY_EPROTO;
+	f = &r->f[s->idx];
+	f->have_sum = true;
+	f->s_crc = s->crc32c;
+	f->s_adler = s->adler32;
+	f->skip = s->flags & FERRY_FILE_SUM_SKIP;
+	return f->skip || f->queued ? finalize(r, s->idx) : 0;
 }
 
 int ferry__frx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,
 		   size_t whylen)
 {
 	struct ferry__frx *r = ctx;
-	const struct ferry_msg_file_sum *s = &m->u.file_sum;
-	struct frx_file *f;
+	int err;
 
 	(void)fd;
 	if (m->type == FERRY_MSG_FIN) {
@@ -315,7 +380,7 @@ int ferry__frx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,
 				     r->published && i < r->n_stage; i++) {
 			if (ferry__stage_is_open(&r->stage[i].st) &&
 			    syncfs(r->stage[i].st.dirfd)) {
-				int err = -errno;
+				err = -errno;
 				ferry__why(why, whylen,
 					   "syncing the published files: %s",
 					   ferry_strerror(err));
@@ -324,23 +389,20 @@ int ferry__frx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,
 		}
 		return 1;
 	}
-	if (m->type != FERRY_MSG_FILE_SUM || s->idx >= r->m.n ||
-	    !r->f[s->idx].expect || r->f[s->idx].have_sum) {
+	if (m->type == FERRY_MSG_FILE_SUM)
+		err = one_sum(r, m);
+	else if (m->type == FERRY_MSG_FILE_SUMS)
+		err = ferry__batch_decode(m, one_sum, r);
+	else
+		err = -FERRY_EPROTO;
+	if (err == -FERRY_EPROTO) {
 		ferry__why(why, whylen, "unexpected %s from the sender",
 			   ferry__ctrl_type_name(m->type));
-		return -FERRY_EPROTO;
+		return err;
 	}
-	f = &r->f[s->idx];
-	f->have_sum = true;
-	f->s_crc = s->crc32c;
-	f->s_adler = s->adler32;
-	f->skip = s->flags & FERRY_FILE_SUM_SKIP;
-	if (f->skip || f->queued) {
-		int err = finalize(r, s->idx);
-		if (err)
-			return control_error(err, why, whylen);
-	}
-	return 0;
+	if (!err)
+		err = ferry__batch_send(&r->dones, r->ctrl_fd, 10000);
+	return err ? control_error(err, why, whylen) : 0;
 }
 
 /* Directory modes last, so a read-only directory could be filled; each
@@ -402,4 +464,5 @@ void ferry__frx_close(struct ferry__frx *r, bool ok)
 	free(r->f);
 	ferry__fileq_free(&r->q);
 	ferry__manifest_free(&r->m);
+	ferry__batch_free(&r->dones);
 }

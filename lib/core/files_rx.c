@@ -547,6 +547,8 @@ static int frx_init(struct ferry__frx *r, const struct ferry_opts *o)
 	pthread_mutex_init(&r->open_lock, NULL);
 	r->locks = true;
 	r->max_open = max_open();
+	if (ferry__batch_init(&r->dones, FERRY_MSG_FILE_DONES))
+		return -ENOMEM;
 	r->fsync_mode = o->fsync_mode;
 	r->keep_setid = o->keep_setid && !o->exports;
 	return ferry__fileq_init(&r->q, r->m.n);

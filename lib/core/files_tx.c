@@ -37,6 +37,7 @@ struct tx_ctx {
 	uint64_t start_ns;
 	int first_err;
 	char first_why[400];
+	struct ferry__batch sums; /* FILE_SUMs not yet sent */
 };
 
 static void report_file(struct tx_ctx *c, uint32_t idx)
@@ -79,61 +80,51 @@ static void report_file(struct tx_ctx *c, uint32_t idx)
 		c->spec->on_file(&r, c->spec->arg);
 }
 
-static int send_sum(int fd, int timeout_ms, uint32_t idx, uint32_t flags,
-		    uint32_t crc, uint32_t adler)
-{
-	struct ferry_msg m = { .type = FERRY_MSG_FILE_SUM };
-
-	m.u.file_sum = (struct ferry_msg_file_sum){ idx, flags, crc, adler };
-	return ferry__ctrl_send(fd, &m, timeout_ms);
-}
-
-/* Files read to the end: tell the receiver their sums. */
+/* Files read to the end: tell the receiver their sums, in batches. */
 static int tx_work(void *ctx, int fd, char *why, size_t whylen)
 {
 	struct tx_ctx *c = ctx;
 	struct ferry__ftx *t = c->t;
 	uint32_t idx;
-	int err;
+	int err = 0;
 
 	ferry__fileq_ack(&t->q);
 	/* a bounded slice, so the control loop reads the receiver's answers
 	 * in between (client.c, read_msgs) */
-	for (int n = 0; n < 256; n++) {
+	for (int n = 0; !err && n < 1024; n++) {
 		if (!ferry__fileq_pop(&t->q, &idx))
-			return 0;
+			break;
 		struct ftx_file *f = &t->f[idx];
 		const struct ferry_entry *e = &t->m.e[idx];
+		struct ferry_msg_file_sum s = { .idx = idx };
 
 		ferry__sums_combine(f->sums, f->n_chunks, e->size, t->chunk,
 				    &f->crc32c, &f->adler32);
-		err = send_sum(fd, c->p->timeout_ms, idx, 0, f->crc32c,
-			       f->adler32);
-		if (err) {
-			ferry__why(why, whylen, "control channel: %s",
-				   ferry_strerror(err));
-			return err;
-		}
+		s.crc32c = f->crc32c;
+		s.adler32 = f->adler32;
+		err = ferry__batch_sum(&c->sums, fd, c->p->timeout_ms, &s);
+		if (!err && n == 1023)
+			ferry__fileq_kick(&t->q); /* more to send: come back */
 	}
-	ferry__fileq_kick(&t->q); /* more to send: come back */
-	return 0;
+	if (!err)
+		err = ferry__batch_send(&c->sums, fd, c->p->timeout_ms);
+	if (err)
+		ferry__why(why, whylen, "control channel: %s",
+			   ferry_strerror(err));
+	return err;
 }
 
-static int tx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,
-		  size_t whylen)
+/* How one file ended on the receiver (a FILE_DONE, or an entry of a
+ * FILE_DONES batch). */
+static int one_done(void *arg, const struct ferry_msg *m)
 {
-	struct tx_ctx *c = ctx;
+	struct tx_ctx *c = arg;
 	const struct ferry_msg_file_done *d = &m->u.file_done;
 	struct ftx_file *f;
 
-	(void)fd;
-	if (m->type != FERRY_MSG_FILE_DONE || d->idx >= c->t->m.n ||
-	    c->t->m.e[d->idx].type != FERRY_ENTRY_FILE ||
-	    c->t->f[d->idx].done) {
-		ferry__why(why, whylen, "unexpected %s from the receiver",
-			   ferry__ctrl_type_name(m->type));
+	if (d->idx >= c->t->m.n || c->t->m.e[d->idx].type != FERRY_ENTRY_FILE ||
+	    c->t->f[d->idx].done)
 		return -FERRY_EPROTO;
-	}
 	f = &c->t->f[d->idx];
 	f->status = d->status ? -d->status : 0;
 	snprintf(f->why, sizeof(f->why), "%s", d->text);
@@ -146,6 +137,21 @@ static int tx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,
 	}
 	report_file(c, d->idx);
 	return 0;
+}
+
+static int tx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,
+		  size_t whylen)
+{
+	int err = m->type == FERRY_MSG_FILE_DONE ? one_done(ctx, m) :
+		  m->type == FERRY_MSG_FILE_DONES ?
+			  ferry__batch_decode(m, one_done, ctx) :
+			  -FERRY_EPROTO;
+
+	(void)fd;
+	if (err == -FERRY_EPROTO)
+		ferry__why(why, whylen, "unexpected %s from the receiver",
+			   ferry__ctrl_type_name(m->type));
+	return err;
 }
 
 static bool tx_settled(void *ctx)
@@ -540,7 +546,9 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	if (err)
 		return err;
 	ferry__metrics_session_begin(FERRY__M_SENDER);
-	err = ftx_init(&t, spec, o->chunk_size, why, whylen);
+	err = ferry__batch_init(&c.sums, FERRY_MSG_FILE_SUMS);
+	if (!err)
+		err = ftx_init(&t, spec, o->chunk_size, why, whylen);
 	if (err)
 		goto out;
 	so = *o;
@@ -561,11 +569,14 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	if (!err)
 		err = ferry__client_connect(&p, fd, o, &xa, rep, why, whylen);
 	/* files not sent: the receiver may close them now */
-	for (size_t i = 0; !err && i < t.m.n; i++)
+	for (size_t i = 0; !err && i < t.m.n; i++) {
+		struct ferry_msg_file_sum s = { (uint32_t)i, FERRY_FILE_SUM_SKIP,
+						t.f[i].crc32c, t.f[i].adler32 };
 		if (t.f[i].skip && t.f[i].action != FERRY__PLAN_FAIL)
-			err = send_sum(fd, o->timeout_ms, (uint32_t)i,
-				       FERRY_FILE_SUM_SKIP, t.f[i].crc32c,
-				       t.f[i].adler32);
+			err = ferry__batch_sum(&c.sums, fd, o->timeout_ms, &s);
+	}
+	if (!err)
+		err = ferry__batch_send(&c.sums, fd, o->timeout_ms);
 	if (!err)
 		err = ferry__client_run(&p, fd, o, &h, rep, why, whylen);
 	if (!err && c.first_err) {
@@ -577,6 +588,7 @@ out:
 	if (fd >= 0)
 		close(fd);
 	ftx_free(&t);
+	ferry__batch_free(&c.sums);
 	ferry__metrics_files(FERRY__M_SENDER, rep);
 	ferry__metrics_session_end(FERRY__M_SENDER, err);
 	return err;

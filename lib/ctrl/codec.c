@@ -437,6 +437,8 @@ static const struct msg_codec codecs[] = {
 	[FERRY_MSG_REQ] = { "REQ", req_enc, req_dec },
 	[FERRY_MSG_REPLY] = { "REPLY", reply_enc, reply_dec },
 	[FERRY_MSG_MARKER] = { "MARKER", marker_enc, marker_dec },
+	[FERRY_MSG_FILE_SUMS] = { "FILE_SUMS", blob_enc, blob_dec },
+	[FERRY_MSG_FILE_DONES] = { "FILE_DONES", blob_enc, blob_dec },
 };
 
 static const struct msg_codec *codec_of(uint16_t type)

@@ -53,6 +53,8 @@ enum ferry_msg_type {
 	FERRY_MSG_REQ = 15,       /* client: a daemon request (below) */
 	FERRY_MSG_REPLY = 16,     /* daemon: a request's answer, or a part */
 	FERRY_MSG_MARKER = 17,    /* daemon: progress of a push it runs */
+	FERRY_MSG_FILE_SUMS = 18, /* sender: FILE_SUMs, a batch (blob) */
+	FERRY_MSG_FILE_DONES = 19, /* receiver: FILE_DONEs, a batch (blob) */
 };
 
 /* HELLO and CHALLENGE flags. */
@@ -262,7 +264,8 @@ struct ferry_msg {
 		struct ferry_msg_fin fin;
 		struct ferry_msg_result result;
 		struct ferry_msg_files files;
-		struct ferry_msg_blob blob; /* MANIFEST, PLAN */
+		struct ferry_msg_blob blob; /* MANIFEST, PLAN, FILE_SUMS,
+					       FILE_DONES */
 		struct ferry_msg_file_sum file_sum;
 		struct ferry_msg_file_done file_done;
 		struct ferry_msg_req req;

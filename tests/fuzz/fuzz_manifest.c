@@ -105,7 +105,9 @@ static int plan_entry(void *arg, const struct ferry__plan_entry *e)
 	size_t n;
 
 	CHECK(e->action == FERRY__PLAN_SEND || e->action == FERRY__PLAN_RESUME ||
-	      e->action == FERRY__PLAN_EXISTS);
+	      e->action == FERRY__PLAN_EXISTS || e->action == FERRY__PLAN_FAIL);
+	CHECK(e->action != FERRY__PLAN_FAIL ||
+	      (e->text && strlen(e->text) <= 255));
 	CHECK(e->n_ranges == 0 || e->ranges);
 	n = ferry__plan_encode(e, 1, &next, o->buf + o->len, o->cap - o->len);
 	CHECK(next == 1 && n > 0);
