@@ -98,7 +98,9 @@ struct ferry_mr {
 	struct ibv_mr *mr;
 	uint8_t *base;
 	size_t len;
-	uint64_t iova;          /* the ring's address on the wire */
+	uint64_t iova;          /* where base is in the MR's address space:
+				 * what local SGEs and the peer's writes use
+				 * (its offset in the page when zero-based) */
 	unsigned access;
 	struct ferry_mr *next;  /* every registration, freed at close */
 };

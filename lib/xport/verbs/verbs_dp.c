@@ -198,7 +198,10 @@ int ferry__verbs_post_write_imm(struct ferry_xport *x, unsigned ep,
 	err = sq_room(x, e, sig);
 	if (err)
 		return err;
-	e->wsge.addr = (uintptr_t)laddr;
+	/* an SGE names its bytes in the MR's address space, which for a
+	 * zero-based registration (a duplex sender's pool) is not the
+	 * virtual address: rxe answers a VA with a local protection error */
+	e->wsge.addr = lmr->iova + (uint64_t)(l - lmr->base);
 	e->wsge.length = (uint32_t)len;
 	e->wsge.lkey = lmr->mr->lkey;
 	e->wwr.num_sge = len ? 1 : 0;
