@@ -136,6 +136,8 @@ struct verbs_ep {
 	struct ibv_recv_wr rwr[FERRY__VERBS_POLL_BATCH]; /* SRQ reposts */
 	struct ibv_sge rsge[FERRY__VERBS_POLL_BATCH];
 	int err;                     /* first error: every later call */
+	uint64_t qp_err_ns;          /* receiver: when its QP was first seen
+					in the error state, 0 if never */
 	atomic_bool peer_gone;       /* set by the cm thread */
 
 	/* control path */
