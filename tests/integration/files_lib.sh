@@ -49,16 +49,6 @@ fsend() {
 	timeout -k 5 120 "$FERRY" send --key "$KEY" -i 0 "$@"
 }
 
-# wait_gone PID SEC: until PID exits (SEC seconds at most); 1 if not.
-wait_gone() {
-	local pid=$1 i
-	for i in $(seq $(($2 * 20))); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # sidecars DIR: part files and journals below DIR (none: empty output).
 sidecars() {
 	find "$1" \( -name '*.ferry-part' -o -name '*.ferry-journal' \) 2>/dev/null
