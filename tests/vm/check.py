@@ -7,20 +7,13 @@
   check.py osu FILE MODE SIZES POLL        a `ferry bench --osu MODE --csv`
       table: verbs, POLL, the sizes asked (a LO-HI range of powers of two),
       every message of every size accounted for
-  check.py tree DIR OUT                    write what DIR holds (every
-      file's path, mode, size and sha256; every directory) to OUT
-  check.py same TREE DIR                   DIR holds exactly what TREE
-      (from `tree`) says, byte for byte
   check.py sent FILE N [RESUMED]           a `ferry send --json` report:
       verbs, N files, every one ok; with RESUMED (a path in the report),
       that file was resumed: fewer bytes sent than it has
 Prints one "ok: ..." line; exits 1 with the reason otherwise.
 """
 import csv
-import hashlib
 import json
-import os
-import stat
 import sys
 
 
@@ -77,42 +70,6 @@ def osu(path, mode, sizes, poll):
           f"{sum(int(r['count']) for r in rows)} messages")
 
 
-def walk(top):
-    out = {}
-    for d, dirs, files in os.walk(top):
-        rel = os.path.relpath(d, top)
-        out[rel + "/"] = "dir"
-        for n in files:
-            p = os.path.join(d, n)
-            st = os.lstat(p)
-            h = hashlib.sha256()
-            with open(p, "rb") as f:
-                for b in iter(lambda: f.read(1 << 20), b""):
-                    h.update(b)
-            out[os.path.normpath(os.path.join(rel, n))] = (
-                f"{stat.S_IMODE(st.st_mode):o} {st.st_size} {h.hexdigest()}")
-    return out
-
-
-def tree(top, path):
-    t = walk(top)
-    json.dump(t, open(path, "w"), indent=0, sort_keys=True)
-    print(f"ok: {sum(1 for v in t.values() if v != 'dir')} files in {top}")
-
-
-def same(path, top):
-    want = json.load(open(path))
-    if not os.path.isdir(top):
-        die(f"{top}: no such directory")
-    got = walk(top)
-    if got != want:
-        for k in sorted(set(want) | set(got)):
-            if want.get(k) != got.get(k):
-                print(f"  {k}: wanted {want.get(k)}, found {got.get(k)}", file=sys.stderr)
-        die(f"{top} differs from its source")
-    print(f"ok: {top}: {sum(1 for v in got.values() if v != 'dir')} files identical to the source's")
-
-
 def sent(path, nfiles, resumed=None):
     try:
         r = json.load(open(path))
@@ -140,8 +97,6 @@ def main(argv):
         bench(*argv[2:])
     elif len(argv) >= 2 and argv[1] == "osu" and len(argv) == 6:
         osu(*argv[2:])
-    elif len(argv) == 4 and argv[1] in ("tree", "same"):
-        (tree if argv[1] == "tree" else same)(*argv[2:])
     elif len(argv) in (4, 5) and argv[1] == "sent":
         sent(*argv[2:])
     else:
