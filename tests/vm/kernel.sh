@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fetch Debian's packaged kernel for the guest harness and build its
-# initramfs, once, into a cache directory:
+# Fetch Debian's packaged kernel for the guest harness, and the modules
+# its initramfs needs, once, into a cache directory:
 #
 #   tests/vm/kernel.sh [CACHE]     prints the prepared directory
 #
@@ -14,9 +14,10 @@
 # is CACHE/VERSION/ with vmlinuz, root/lib/modules/VERSION (depmod'ed),
 # initrd-mods/ (the virtio and 9p modules the initramfs loads) and a
 # `ready` file; a second call finds it and only prints it. Concurrent
-# callers wait on a lock. Exit status: 0, or 77 with the reason on stderr
-# when it cannot be done here (not Debian, no apt, not root and nothing
-# cached), 1 when a step failed.
+# callers wait on a lock. Root is not needed where CACHE is writable.
+# FERRY_VM_KERNEL names another version. Exit status: 0, or 77 with the
+# reason on stderr when it cannot be done here (not Debian, no apt, a
+# cache this user cannot write), 1 when a step failed.
 set -euo pipefail
 
 CACHE=${1:-${FERRY_VM_CACHE:-/var/cache/ferry-vm}}
@@ -63,12 +64,12 @@ if [ -e "$DIR/ready" ]; then
 	exit 0
 fi
 
-[ "$(id -u)" -eq 0 ] || skip "the guest kernel $VER is not in $CACHE and fetching it needs root (run tools/deps.sh as root, or set FERRY_VM_CACHE to a writable directory)"
+mkdir -p "$CACHE" 2>/dev/null && [ -w "$CACHE" ] ||
+	skip "the guest kernel $VER is not in $CACHE, which this user cannot write (run tools/deps.sh as root, or set FERRY_VM_CACHE to a writable directory)"
 for t in apt-get dpkg-deb depmod modinfo; do
 	command -v $t >/dev/null || skip "no $t (tools/deps.sh installs it)"
 done
 
-mkdir -p "$CACHE"
 exec 9>"$CACHE/.lock"
 flock -w 600 9 || die "waited 10 min for $CACHE/.lock"
 if [ -e "$DIR/ready" ]; then  # another caller made it meanwhile
@@ -81,10 +82,27 @@ trap 'rm -rf "$W"' EXIT
 echo "ferry vm: fetching linux-image-$VER (apt-get download, not installed)" >&2
 # _apt downloads into a directory it can write; ours is root's
 chmod 755 "$W"
-(cd "$W" && apt-get download -q "linux-image-$VER" >"$W/apt.log" 2>&1) ||
-	{ apt-get update -q >/dev/null 2>&1 &&
-	  (cd "$W" && apt-get download -q "linux-image-$VER" >"$W/apt.log" 2>&1); } ||
-	die "apt-get download linux-image-$VER failed: $(tail -n 3 "$W/apt.log")"
+fetch() { (cd "$W" && apt-get download -q "linux-image-$VER" >"$W/apt.log" 2>&1); }
+if ! fetch; then
+	# stale package lists (the archive moved on to a newer ABI), or no
+	# network: refresh, take the version the lists now name, and as a
+	# last resort a kernel fetched earlier
+	apt-get update -q >/dev/null 2>&1
+	VER=$(kernel_version)
+	DIR=$CACHE/$VER
+	if [ -e "$DIR/ready" ]; then
+		echo "$DIR"
+		exit 0
+	fi
+	if ! fetch; then
+		if old=$(cached); then
+			echo "ferry vm: cannot fetch linux-image-$VER ($(tail -n 1 "$W/apt.log")); using $old" >&2
+			echo "$old"
+			exit 0
+		fi
+		die "apt-get download linux-image-$VER failed: $(tail -n 3 "$W/apt.log")"
+	fi
+fi
 dpkg-deb -x "$W"/linux-image-"$VER"_*.deb "$W/root"
 rm -f "$W"/linux-image-"$VER"_*.deb "$W/apt.log"
 [ -f "$W/root/boot/vmlinuz-$VER" ] || die "no boot/vmlinuz-$VER in the package"

@@ -38,6 +38,10 @@ VM_BOOTS=0        # guests booted, to name run directories
 
 vm_init() {
 	local q rc
+	# 9p passthrough: what the guest's root writes into the shared run
+	# directory is made with its owner, which only root may set
+	[ "$(id -u)" -eq 0 ] ||
+		skip "needs root (qemu shares the host's root with the guest, and the guest's root user owns what it writes)"
 	q=$(command -v qemu-system-x86_64) ||
 		skip "no qemu-system-x86_64 (tools/deps.sh installs qemu-system-x86)"
 	VM_QEMU_BIN=$q
