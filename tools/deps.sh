@@ -13,14 +13,29 @@ pkgs=(
 	man-db groff-base systemd # man page checks, systemd-analyze verify of the unit
 	libmicrohttpd-dev python3-prometheus-client curl # --metrics, its test
 	libgfal2-dev gfal2-util-scripts python3-gfal2-util python3-gfal2 gfal2-plugin-file # the gfal2 plugin, its tests
+	qemu-system-x86 busybox-static cpio kmod # tests/vm: rxe guests (and the kernel, below)
+	perftest # bench/verbs_vs_perftest.sh
 )
+
+# The guests of tests/vm boot Debian's packaged kernel, fetched with
+# apt-get download and unpacked into a cache, never installed
+# (tests/vm/kernel.sh). Without it the guest tests skip and say why.
+guest_kernel() {
+	[ "$(id -u)" -eq 0 ] || return 0
+	"$(dirname "$0")/../tests/vm/kernel.sh" >/dev/null ||
+		echo "ferry: the guest kernel for tests/vm is not ready (above); its tests will skip" >&2
+	return 0
+}
 
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 		missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+	guest_kernel
+	exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "ferry: missing packages; run as root:" >&2
@@ -37,3 +52,4 @@ if ! apt-get install -y -q "${missing[@]}" >/tmp/ferry-apt.log 2>&1; then
 		exit 1
 	}
 fi
+guest_kernel

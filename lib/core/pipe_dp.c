@@ -31,6 +31,34 @@ void ferry__stream_finish(struct ferry__stream *s)
 		s->p->end_ns = ferry__now_ns();
 }
 
+/* The sender's wait for the receiver (a stall for credits, the final
+ * drain) ends in -FERRY_ETIMEOUT only when nothing has moved for the
+ * session timeout: the deadline counts from the last credit or write
+ * completion, not from the start of the wait. A transport that puts the
+ * whole ring in flight at once needs this: draining a 256 MiB ring at
+ * 100 Mb/s takes 21 s, each credit coming well within --timeout. */
+struct quiet {
+	uint64_t seen;     /* credits freed + writes completed, last look */
+	uint64_t deadline; /* ns */
+};
+
+static void quiet_start(struct quiet *q, const struct ferry_credit_tx *c,
+			uint64_t wdone, int timeout_ms)
+{
+	q->seen = c->freed + wdone;
+	q->deadline = ferry__now_ns() + (uint64_t)timeout_ms * 1000000ull;
+}
+
+static bool quiet_too_long(struct quiet *q, const struct ferry_credit_tx *c,
+			   uint64_t wdone, int timeout_ms)
+{
+	if (c->freed + wdone != q->seen) {
+		quiet_start(q, c, wdone, timeout_ms);
+		return false;
+	}
+	return ferry__now_ns() > q->deadline;
+}
+
 /* Reap completions and credits. Returns 0 or a negative error. */
 static int reap(struct ferry__stream *s, struct ferry_credit_tx *c,
 		uint64_t *wdone, int timeout_ms)
@@ -60,7 +88,7 @@ void *ferry__send_worker(void *arg)
 	struct ferry__pipe *p = s->p;
 	struct ferry_credit_tx c;
 	uint64_t wdone = 0;
-	uint64_t stall_deadline;
+	struct quiet q;
 	int err = 0, send;
 
 	ferry_topo_pin_self(&p->pl, s->idx);
@@ -76,8 +104,7 @@ void *ferry__send_worker(void *arg)
 		if (!ferry__credit_can_post(&c) || c.sent - wdone >= p->depth) {
 			atomic_fetch_add_explicit(&s->stalls, 1,
 						  memory_order_relaxed);
-			stall_deadline = ferry__now_ns() +
-					 (uint64_t)p->timeout_ms * 1000000ull;
+			quiet_start(&q, &c, wdone, p->timeout_ms);
 			do {
 				err = reap(s, &c, &wdone, IDLE_POLL_MS);
 				if (err)
@@ -86,7 +113,7 @@ void *ferry__send_worker(void *arg)
 					err = -ECANCELED;
 					goto out;
 				}
-				if (ferry__now_ns() > stall_deadline) {
+				if (quiet_too_long(&q, &c, wdone, p->timeout_ms)) {
 					err = -FERRY_ETIMEOUT;
 					goto out;
 				}
@@ -122,13 +149,13 @@ void *ferry__send_worker(void *arg)
 			goto out;
 	}
 	/* drain: every credit back means the receiver checked every chunk */
-	stall_deadline = ferry__now_ns() + (uint64_t)p->timeout_ms * 1000000ull;
+	quiet_start(&q, &c, wdone, p->timeout_ms);
 	while (!ferry__credit_idle(&c) && !err) {
 		if (atomic_load(&p->abort)) {
 			err = -ECANCELED;
 			break;
 		}
-		if (ferry__now_ns() > stall_deadline) {
+		if (quiet_too_long(&q, &c, wdone, p->timeout_ms)) {
 			err = -FERRY_ETIMEOUT;
 			break;
 		}

@@ -49,16 +49,6 @@ fsend() {
 	timeout -k 5 120 "$FERRY" send --key "$KEY" -i 0 "$@"
 }
 
-# wait_gone PID SEC: until PID exits (SEC seconds at most); 1 if not.
-wait_gone() {
-	local pid=$1 i
-	for i in $(seq $(($2 * 20))); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # sidecars ROOT: part files and journals in the staging area of the
 # receiver whose root is ROOT (none: empty output).
 sidecars() {

@@ -54,14 +54,15 @@ bad() {
 	FAILS+=("$*")
 }
 
-# finish: PASS, or FAIL naming every failed check.
+# finish [WHAT]: PASS, or FAIL naming every failed check (WHAT: which
+# part of a test this is, when it has several).
 finish() {
 	if [ ${#FAILS[@]} -gt 0 ]; then
-		echo "${#FAILS[@]} check(s) failed:" >&2
+		echo "${#FAILS[@]} check(s) failed${1:+ $1}:" >&2
 		printf '  - %s\n' "${FAILS[@]}" >&2
 		exit 1
 	fi
-	echo "PASS"
+	echo "PASS${1:+ $1}"
 	exit 0
 }
 
@@ -83,10 +84,12 @@ free_port() {
 	fail "no free port"
 }
 
-# wait_listen PORT [NETNS]: until something listens on PORT (5 s at most).
+# wait_listen PORT [NETNS]: until something listens on PORT
+# (WAIT_LISTEN_S, default 5 s, at most).
+WAIT_LISTEN_S=${WAIT_LISTEN_S:-5}
 wait_listen() {
 	local port=$1 ns=${2:-} i
-	for i in $(seq 100); do
+	for i in $(seq $((WAIT_LISTEN_S * 20))); do
 		if [ -n "$ns" ]; then
 			ip netns exec "$ns" ss -Hltn "sport = :$port" | grep . >/dev/null && return 0
 		else
@@ -94,7 +97,17 @@ wait_listen() {
 		fi
 		sleep 0.05
 	done
-	fail "nothing listened on port $port within 5 s"
+	fail "nothing listened on port $port within $WAIT_LISTEN_S s"
+}
+
+# wait_gone PID SEC: until PID exits (SEC seconds at most); 1 if not.
+wait_gone() {
+	local pid=$1 i
+	for i in $(seq $(($2 * 20))); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	return 1
 }
 
 # serve_exports NAME CONF [ARGS...]: a daemon (`ferry serve --exports

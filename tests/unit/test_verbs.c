@@ -697,7 +697,8 @@ static struct ferry_xport *fake_x(unsigned sq)
 	FEP.wwr.wr.rdma.rkey = FX.rkey;
 	/* registered: the middle of fbuf, so a test can point outside */
 	flmr = (struct ferry_mr){ .mr = &F.lkey_mr, .base = fbuf + 4096,
-				  .len = sizeof(fbuf) - 8192 };
+				  .len = sizeof(fbuf) - 8192,
+				  .iova = (uintptr_t)(fbuf + 4096) };
 	return &FX;
 }
 
@@ -726,6 +727,19 @@ static void test_dp_write(void)
 	nic_run(1);
 	CU_ASSERT_EQUAL(ferry__verbs_poll(x, 0, wc, 16, 0), 1);
 	CU_ASSERT(wc[0].op == FERRY_WC_WRITE && wc[0].wr_id == 0);
+
+	/* a zero-based registration (a duplex sender's pool): the SGE
+	 * names the bytes by iova, not by virtual address (rxe fails the
+	 * write with a local protection error otherwise) */
+	struct ferry_mr zmr = flmr;
+	zmr.iova = 0x100;
+	CU_ASSERT_EQUAL(ferry__verbs_post_write_imm(x, 0, &zmr, fbuf + 8192,
+						    8192, 0, 1, 1,
+						    FERRY_POST_SIGNALED), 0);
+	CU_ASSERT_EQUAL(F.sq[1].sge.addr, 0x100 + 4096);
+	nic_run(1);
+	CU_ASSERT_EQUAL(ferry__verbs_poll(x, 0, wc, 16, 0), 1);
+	x = fake_x(8);
 
 	/* unsignalled writes: every sig_every-th is signalled for the SQ's
 	 * sake, and reported to nobody; the SQ never overflows */

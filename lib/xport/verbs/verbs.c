@@ -258,6 +258,7 @@ static int verbs_reg_mem(struct ferry_xport *x, void *addr, size_t len,
 						 IBV_ACCESS_REMOTE_WRITE |
 						 IBV_ACCESS_RELAXED_ORDERING);
 	} else {
+		m->iova = (uintptr_t)addr;
 		m->mr = ibv_reg_mr(x->pd, addr, len, IBV_ACCESS_LOCAL_WRITE);
 	}
 	if (!m->mr) {

@@ -98,7 +98,9 @@ struct ferry_mr {
 	struct ibv_mr *mr;
 	uint8_t *base;
 	size_t len;
-	uint64_t iova;          /* the ring's address on the wire */
+	uint64_t iova;          /* where base is in the MR's address space:
+				 * what local SGEs and the peer's writes use
+				 * (its offset in the page when zero-based) */
 	unsigned access;
 	struct ferry_mr *next;  /* every registration, freed at close */
 };
@@ -134,6 +136,8 @@ struct verbs_ep {
 	struct ibv_recv_wr rwr[FERRY__VERBS_POLL_BATCH]; /* SRQ reposts */
 	struct ibv_sge rsge[FERRY__VERBS_POLL_BATCH];
 	int err;                     /* first error: every later call */
+	uint64_t qp_err_ns;          /* receiver: when its QP was first seen
+					in the error state, 0 if never */
 	atomic_bool peer_gone;       /* set by the cm thread */
 
 	/* control path */

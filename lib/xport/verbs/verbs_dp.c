@@ -198,7 +198,10 @@ int ferry__verbs_post_write_imm(struct ferry_xport *x, unsigned ep,
 	err = sq_room(x, e, sig);
 	if (err)
 		return err;
-	e->wsge.addr = (uintptr_t)laddr;
+	/* an SGE names its bytes in the MR's address space, which for a
+	 * zero-based registration (a duplex sender's pool) is not the
+	 * virtual address: rxe answers a VA with a local protection error */
+	e->wsge.addr = lmr->iova + (uint64_t)(l - lmr->base);
 	e->wsge.length = (uint32_t)len;
 	e->wsge.lkey = lmr->mr->lkey;
 	e->wwr.num_sge = len ? 1 : 0;
@@ -300,6 +303,36 @@ static unsigned reap_recv(struct ferry_xport *x, struct verbs_ep *e,
 	return n;
 }
 
+/* A receiver's QP can stop with nothing on its CQs: when the first packet
+ * of a write names an address outside the ring or a key that is not the
+ * ring's, the NIC NAKs it (the sender sees a remote access error) and
+ * moves the QP to the error state before any receive buffer is taken
+ * (rxe, Linux 6.1, for a write of more than one packet). The peer stays
+ * connected and may say nothing, so a receiver that has waited a whole
+ * poll timeout for nothing looks at its QP. An error state that a
+ * disconnect does not explain within QP_ERR_GRACE_NS (the cm thread marks
+ * those) is the peer's doing: the endpoint fails with -FERRY_EBOUNDS. */
+#define QP_ERR_GRACE_NS (500ull * 1000000ull)
+
+static int idle_check(struct ferry_xport *x, struct verbs_ep *e)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	uint64_t now;
+
+	if (!x->lid || ibv_query_qp(e->qp, &a, IBV_QP_STATE, &ia) ||
+	    a.qp_state != IBV_QPS_ERR)
+		return 0;
+	now = ferry__now_ns();
+	if (!e->qp_err_ns)
+		e->qp_err_ns = now;
+	if (gone(e) || now - e->qp_err_ns < QP_ERR_GRACE_NS)
+		return 0;
+	return ep_fail(e, -FERRY_EBOUNDS,
+		       "the NIC refused a write of the sender (outside the ring, with a key that is not the ring's, or malformed) and stopped the queue pair",
+		       NULL);
+}
+
 int ferry__verbs_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
 		      unsigned max, int timeout_ms)
 {
@@ -348,7 +381,7 @@ int ferry__verbs_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
 				if (!deadline)
 					deadline = now + (uint64_t)timeout_ms * 1000000ull;
 				else if (now >= deadline)
-					return 0;
+					return idle_check(x, e);
 				left = (int)((deadline - now) / 1000000u) + 1;
 			}
 			err = ferry__verbs_event_wait(e, left);
@@ -361,7 +394,7 @@ int ferry__verbs_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
 			if (!deadline)
 				deadline = now + (uint64_t)timeout_ms * 1000000ull;
 			else if (now >= deadline)
-				return 0;
+				return idle_check(x, e);
 		}
 	}
 }

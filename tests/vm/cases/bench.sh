@@ -1,0 +1,65 @@
+# ferry bench over verbs on rxe (a guest script, tests/vm/run.sh): 16 MiB
+# over 1 and 4 queue pairs, with both sides busy polling and with both
+# sides in event mode (completion channels), each report checked (verbs,
+# the QPs and poll mode asked, every byte counted by the receiver, no crc
+# error); then --osu lat and --osu bw (the receiver writes back: duplex),
+# every message of every size accounted for. The receivers' own logs must
+# say verbs and the poll mode, and show no failed session. (The message
+# tests poll busy in one guest, and in event mode across the link.)
+. "$(dirname "$0")/../glib.sh"
+
+server() {
+	recv busy 7471
+	recv event 7472 --poll event
+	mark servers
+	await done 600
+	note "the receivers' side"
+	n=$(grep -c "receiver over verbs (verbs as asked; busy polling)" "$L.busy.log")
+	[ "$n" -eq 4 ] || bad "the busy receiver reported $n verbs sessions with busy polling, wanted 4 (2 bench, 2 osu)"
+	n=$(grep -c "receiver over verbs (verbs as asked; event polling)" "$L.event.log")
+	[ "$n" -eq 2 ] || bad "the event receiver reported $n verbs sessions with event polling, wanted 2"
+	n=$(cat "$L.busy.log" "$L.event.log" | grep -c "chunks verified, 0 crc errors")
+	[ "$n" -eq 6 ] || bad "the receivers summed up $n sessions without crc errors, wanted 6"
+	grep -h "session failed" "$L.busy.log" "$L.event.log" && bad "a receiver logged a failed session"
+	echo "ok: the receivers served every session over verbs in the poll mode asked"
+}
+
+client_() {
+	await servers
+	for poll in busy event; do
+		port=7471
+		[ $poll = event ] && port=7472
+		for P in 1 4; do
+			note "16 MiB over $P QP(s), $poll polling, to $PEER"
+			j=$W/bench.$poll.$P.json
+			if timeout 120 "$FERRY" bench --key "$KEY" --transport verbs \
+				-n 16M -l 1M --slots 16 -P $P --poll $poll --json \
+				"$PEER:$port" >"$j" 2>"$j.err"; then
+				python3 "$CHECK" bench "$j" $((16 << 20)) $P $poll ||
+					bad "bench -P $P --poll $poll: the report is wrong"
+			else
+				bad "bench -P $P --poll $poll failed: $(tail -n 3 "$j.err")"
+			fi
+		done
+	done
+	# The message path in both modes: busy polling in one guest, event
+	# mode across the link. Few messages: a round trip between two
+	# guests under TCG costs tens of ms.
+	opoll=busy
+	two && opoll=event
+	for mode in lat bw; do
+		note "--osu $mode, 1 B to 16 KiB, $opoll polling"
+		c=$W/osu.$mode.csv
+		if timeout 120 "$FERRY" bench --key "$KEY" --transport verbs \
+			--osu $mode --sizes 1-16K --iters 10 --window 16 --poll $opoll \
+			--csv "$PEER:7471" >"$c" 2>"$c.err"; then
+			python3 "$CHECK" osu "$c" $mode 1-16384 $opoll ||
+				bad "--osu $mode: the table is wrong"
+		else
+			bad "--osu $mode failed: $(tail -n 3 "$c.err")"
+		fi
+	done
+	mark done
+}
+
+roles server client_
