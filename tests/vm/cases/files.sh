@@ -2,7 +2,7 @@
 #  - the tree (an 8 MiB file, a small one, an odd-sized one, an empty
 #    one, a subdirectory) arrives byte for byte, every file verified;
 #  - (a) the sender killed -9 mid-file: nothing published under the big
-#    file's name, its part file and journal kept; the same command again
+#    file's name, its staged part file and journal kept; the same command again
 #    resumes it (fewer bytes sent than it has) and the tree is identical,
 #    no part file or journal left;
 #  - (b) the receiver killed -9 mid-file: the sender fails; the receiver
@@ -17,11 +17,12 @@ SEND=(--key "$KEY" --transport verbs -l 256K -P 2 --files 1 -i 0 --timeout 5)
 # the interrupted ones: one slot a stream, so the sender waits on credits
 SLOTS=(--slots 2)
 
-# midfile CASE: until the big file of CASE has a verified chunk in the
-# journal beside its part file (a 36-byte header, then 20 bytes a chunk;
-# 32 chunks make the file).
+# midfile CASE: until the big file of CASE has a verified chunk in its
+# journal in the receiver's staging area (a 36-byte header, then 20 bytes
+# a chunk; 32 chunks make the file).
 midfile() {
-	local j=$D/$1/src/.big.ferry-journal i
+	local j i
+	j=$(staged "$D" "$1/src/big" jrnl)
 	for i in $(seq 600); do
 		[ -f "$j" ] && [ "$(stat -c %s "$j")" -ge 56 ] && return 0
 		sleep 0.1
@@ -32,11 +33,13 @@ midfile() {
 # interrupted CASE WHO: what a kill mid-file must leave: no big under its
 # final name, its part file and journal.
 interrupted() {
-	local d=$D/$1/src
+	local d=$D/$1/src part jrnl
+	part=$(staged "$D" "$1/src/big" part)
+	jrnl=$(staged "$D" "$1/src/big" jrnl)
 	[ -e "$d/big" ] && bad "($1) big was published although its $2 was killed mid-file"
-	[ -e "$d/.big.ferry-part" ] && [ -e "$d/.big.ferry-journal" ] ||
-		bad "($1) no part file and journal of big after the $2 was killed: $(ls -A "$d" | paste -sd' ')"
-	echo "ok: ($1) the $2 killed mid-file: $((($(stat -c %s "$d/.big.ferry-journal") - 36) / 20)) chunks journaled, big not published"
+	[ -e "$part" ] && [ -e "$jrnl" ] ||
+		bad "($1) no staged part file and journal of big after the $2 was killed: $(ls -AR "$D/.ferry" 2>&1 | paste -sd' ')"
+	echo "ok: ($1) the $2 killed mid-file: $((($(stat -c %s "$jrnl") - 36) / 20)) chunks journaled, big not published"
 }
 
 # complete CASE: the tree below CASE is the source's; nothing left over.
@@ -46,7 +49,8 @@ complete() {
 	else
 		bad "($1) the tree differs from the source (above: < source, > arrived)"
 	fi
-	find "$D/$1" -name '.*.ferry-*' | grep . && bad "($1) part files or journals left behind"
+	find "$D/.ferry" -type f ! -name 'lock.*' 2>/dev/null | grep . &&
+		bad "($1) part files or journals left in the staging area"
 }
 
 # failed_sessions LOG N: until LOG holds N failed sessions (20 s): the
