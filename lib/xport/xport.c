@@ -25,6 +25,20 @@ const struct ferry_xport_ops *ferry_xport_find(const char *name)
 	return NULL;
 }
 
+unsigned ferry_xport_wire(const struct ferry_xport_ops *ops)
+{
+	if (ops->size < offsetof(struct ferry_xport_ops, wire) +
+				sizeof(ops->wire) ||
+	    ops->wire > FERRY_WIRE_MAX)
+		return FERRY_WIRE_OWN;
+	return ops->wire;
+}
+
+const char *ferry_wire_name(unsigned wire)
+{
+	return wire == FERRY_WIRE_ROCEV2 ? "RoCEv2" : "";
+}
+
 const char *ferry_poll_name(int mode)
 {
 	return mode == FERRY_POLL_EVENT ? "event" : "busy";

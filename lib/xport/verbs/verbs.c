@@ -339,4 +339,6 @@ const struct ferry_xport_ops ferry__xport_verbs = {
 	.poll_modes = FERRY_POLL_BIT(FERRY_POLL_BUSY) |
 		      FERRY_POLL_BIT(FERRY_POLL_EVENT),
 	.poll_default = FERRY_POLL_BUSY,
+	/* a uroce peer: QPs brought up by hand, verbs_rc.c */
+	.wire = FERRY_WIRE_ROCEV2,
 };

@@ -1,0 +1,191 @@
+/* Above the transports: the RoCEv2 family's endpoint description (what a
+ * verbs end and a uroce end tell each other). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu.h"
+#include "ferry/error.h"
+#include "xport/rocev2.h"
+
+static void sample(struct ferry__rocev2_ep *e, uint8_t role, unsigned n)
+{
+	memset(e, 0, sizeof(*e));
+	e->role = role;
+	e->n_ep = (uint16_t)n;
+	e->mtu = 4096;
+	memcpy(e->mac, "\x52\x54\x00\xfe\x00\x01", 6);
+	e->ip = 0xc6130101; /* 198.19.1.1 */
+	e->rkey = 0x1234abcd;
+	e->rx_hint = 1024;
+	e->ring_base = 0;
+	e->ring_len = 64ull << 20;
+	for (unsigned i = 0; i < n; i++) {
+		e->qp[i].qpn = 0x11 + 3 * i;
+		e->qp[i].psn = (0xfffff0 + i) & 0xffffff; /* wraps */
+	}
+}
+
+static void test_rocev2_roundtrip(void)
+{
+	static struct ferry__rocev2_ep e, d;
+	uint8_t buf[FERRY_EP_MAX];
+	size_t len = sizeof(buf);
+
+	sample(&e, FERRY__ROCEV2_RECEIVER, 3);
+	CU_ASSERT_EQUAL_FATAL(ferry__rocev2_encode(&e, buf, &len), 0);
+	CU_ASSERT_EQUAL(len, 48 + 3 * 8);
+	/* little-endian fields at their offsets; the address in wire order */
+	CU_ASSERT(!memcmp(buf, "RCv2", 4) && buf[4] == 1 && buf[5] == 1);
+	CU_ASSERT(buf[8] == 0x00 && buf[9] == 0x10); /* 4096 */
+	CU_ASSERT(!memcmp(buf + 20, "\xc6\x13\x01\x01", 4));
+	CU_ASSERT(!memcmp(buf + 48, "\x11\x00\x00\x00\xf0\xff\xff\x00", 8));
+	CU_ASSERT_EQUAL(ferry__rocev2_decode(buf, len, FERRY__ROCEV2_RECEIVER,
+					     3, &d, NULL, 0), 0);
+	CU_ASSERT(d.role == e.role && d.n_ep == 3 && d.mtu == 4096 &&
+		  !memcmp(d.mac, e.mac, 6) && d.ip == e.ip &&
+		  d.rkey == e.rkey && d.rx_hint == 1024 && d.ring_base == 0 &&
+		  d.ring_len == e.ring_len);
+	for (unsigned i = 0; i < 3; i++)
+		CU_ASSERT(d.qp[i].qpn == e.qp[i].qpn &&
+			  d.qp[i].psn == e.qp[i].psn);
+
+	/* the most QPs fit an endpoint blob; a sender needs no ring */
+	sample(&e, FERRY__ROCEV2_SENDER, FERRY__ROCEV2_MAX_EP);
+	e.rkey = 0;
+	e.ring_len = 0;
+	len = sizeof(buf);
+	CU_ASSERT_EQUAL(ferry__rocev2_encode(&e, buf, &len), 0);
+	CU_ASSERT_EQUAL(ferry__rocev2_decode(buf, len, FERRY__ROCEV2_SENDER,
+					     FERRY__ROCEV2_MAX_EP, &d, NULL, 0),
+			0);
+	CU_ASSERT_EQUAL(d.qp[255].qpn, e.qp[255].qpn);
+
+	/* no room; nothing a peer would refuse is written */
+	len = 48 + 8 * 255;
+	CU_ASSERT_EQUAL(ferry__rocev2_encode(&e, buf, &len), -ENOSPC);
+	len = sizeof(buf);
+	e.mtu = 1500;
+	CU_ASSERT_EQUAL(ferry__rocev2_encode(&e, buf, &len), -EINVAL);
+}
+
+/* decode a copy of good (len bytes) with byte off set to v */
+static int poke(const uint8_t *good, size_t len, size_t off, uint8_t v,
+		uint8_t role, unsigned n, char *why, size_t whylen)
+{
+	static struct ferry__rocev2_ep d;
+	uint8_t b[FERRY_EP_MAX];
+
+	memcpy(b, good, len);
+	b[off] = v;
+	return ferry__rocev2_decode(b, len, role, n, &d, why, whylen);
+}
+
+static void test_rocev2_malformed(void)
+{
+	static struct ferry__rocev2_ep e, d;
+	const uint8_t R = FERRY__ROCEV2_RECEIVER;
+	uint8_t good[FERRY_EP_MAX];
+	size_t len = sizeof(good);
+	char why[160] = "";
+
+	sample(&e, R, 2);
+	CU_ASSERT_EQUAL_FATAL(ferry__rocev2_encode(&e, good, &len), 0);
+	/* cut anywhere, or one byte more */
+	for (size_t l = 0; l < len; l++)
+		CU_ASSERT_EQUAL(ferry__rocev2_decode(good, l, R, 2, &d, NULL, 0),
+				-FERRY_EPROTO);
+	good[len] = 0;
+	CU_ASSERT_EQUAL(ferry__rocev2_decode(good, len + 1, R, 2, &d, NULL, 0),
+			-FERRY_EPROTO);
+	/* another version is said as such */
+	CU_ASSERT_EQUAL(poke(good, len, 4, 2, R, 2, why, sizeof(why)),
+			-FERRY_EVERSION);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "version 2"));
+	/* the wrong role, QP count, magic; reserved bytes not zero */
+	CU_ASSERT_EQUAL(ferry__rocev2_decode(good, len, FERRY__ROCEV2_SENDER,
+					     2, &d, why, sizeof(why)),
+			-FERRY_EPROTO);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "not a sender's"));
+	CU_ASSERT_EQUAL(ferry__rocev2_decode(good, len, R, 3, &d, NULL, 0),
+			-FERRY_EPROTO);
+	CU_ASSERT_EQUAL(poke(good, len, 0, 'X', R, 2, NULL, 0), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(poke(good, len, 10, 1, R, 2, NULL, 0), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(poke(good, len, 19, 1, R, 2, NULL, 0), -FERRY_EPROTO);
+	/* MTU 4097, 2304, 0 */
+	CU_ASSERT_EQUAL(poke(good, len, 8, 0x01, R, 2, NULL, 0), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(poke(good, len, 9, 0x09, R, 2, NULL, 0), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(poke(good, len, 9, 0x00, R, 2, NULL, 0), -FERRY_EPROTO);
+	/* QPN 1 (the GSI's), above 24 bits, twice; PSN above 24 bits */
+	CU_ASSERT_EQUAL(poke(good, len, 48, 0x01, R, 2, NULL, 0), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(poke(good, len, 51, 0x01, R, 2, NULL, 0), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(poke(good, len, 56, 0x11, R, 2, why, sizeof(why)),
+			-FERRY_EPROTO);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "twice"));
+	CU_ASSERT_EQUAL(poke(good, len, 55, 0x01, R, 2, NULL, 0), -FERRY_EPROTO);
+	/* no address; a receiver without its ring; a ring that wraps */
+	e.ip = 0;
+	len = sizeof(good);
+	CU_ASSERT_EQUAL(ferry__rocev2_encode(&e, good, &len), -EINVAL);
+	sample(&e, R, 2);
+	e.rkey = 0;
+	CU_ASSERT_EQUAL(ferry__rocev2_encode(&e, good, &len), -EINVAL);
+	sample(&e, R, 2);
+	CU_ASSERT_EQUAL_FATAL(ferry__rocev2_encode(&e, good, &len), 0);
+	CU_ASSERT_EQUAL(poke(good, len, 39, 0xff, R, 2, NULL, 0), 0); /* base */
+	memset(good + 32, 0xff, 8);
+	CU_ASSERT_EQUAL(ferry__rocev2_decode(good, len, R, 2, &d, why,
+					     sizeof(why)), -FERRY_EPROTO);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "wraps"));
+}
+
+/* The path MTU: the sender takes the smaller of the receiver's and its
+ * own; the receiver takes the sender's choice if it can. */
+static void test_rocev2_mtu(void)
+{
+	static struct ferry__rocev2_ep e, d;
+	uint8_t buf[FERRY_EP_MAX];
+	size_t len = sizeof(buf);
+	uint32_t mtu = 4096;
+	char why[160];
+
+	sample(&e, FERRY__ROCEV2_RECEIVER, 1);
+	e.mtu = 1024;
+	CU_ASSERT_EQUAL_FATAL(ferry__rocev2_encode(&e, buf, &len), 0);
+	CU_ASSERT_EQUAL(ferry__rocev2_take(buf, len, FERRY__ROCEV2_RECEIVER, 1,
+					   &mtu, &d, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(mtu, 1024);
+	mtu = 512;
+	CU_ASSERT_EQUAL(ferry__rocev2_take(buf, len, FERRY__ROCEV2_RECEIVER, 1,
+					   &mtu, &d, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(mtu, 512);
+
+	e.role = FERRY__ROCEV2_SENDER;
+	len = sizeof(buf);
+	CU_ASSERT_EQUAL_FATAL(ferry__rocev2_encode(&e, buf, &len), 0);
+	mtu = 4096;
+	CU_ASSERT_EQUAL(ferry__rocev2_take(buf, len, FERRY__ROCEV2_SENDER, 1,
+					   &mtu, &d, why, sizeof(why)), 0);
+	CU_ASSERT_EQUAL(mtu, 1024);
+	mtu = 512;
+	CU_ASSERT_EQUAL(ferry__rocev2_take(buf, len, FERRY__ROCEV2_SENDER, 1,
+					   &mtu, &d, why, sizeof(why)),
+			-FERRY_ENEGOTIATE);
+	CU_ASSERT_STRING_EQUAL(why, "the sender chose path MTU 1024; this end takes at most 512");
+	CU_ASSERT_EQUAL(mtu, 512);
+	CU_ASSERT_EQUAL(ferry__rocev2_take(buf, len, FERRY__ROCEV2_RECEIVER, 1,
+					   &mtu, &d, why, sizeof(why)),
+			-FERRY_EPROTO);
+}
+
+int main(void)
+{
+	CU_TestInfo tests[] = {
+		{ "RoCEv2 description: round trip", test_rocev2_roundtrip },
+		{ "RoCEv2 description: malformed", test_rocev2_malformed },
+		{ "RoCEv2 description: path MTU", test_rocev2_mtu },
+		CU_TEST_INFO_NULL,
+	};
+
+	return ferry_cu_run("xport", tests);
+}
