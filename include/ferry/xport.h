@@ -189,6 +189,14 @@ struct ferry_xport_ops {
 	int (*duplex)(struct ferry_xport *x, struct ferry_mr *ring, char *why,
 		      size_t whylen);
 
+	/* Can this host reach peer (a sender: the receiver's control
+	 * address; a receiver: its own) over this transport? Optional (NULL:
+	 * assume so). 0, or -FERRY_ENOXPORT with why (e.g. no RDMA device on
+	 * the route to the peer), so that `--transport auto` proposes only
+	 * transports that can open. Any thread; cheap and silent. */
+	int (*reach)(const struct sockaddr *peer, socklen_t peer_len,
+		     char *why, size_t whylen);
+
 	/* The wire family (enum ferry_wire). A transport of a family other
 	 * than FERRY_WIRE_OWN honours attr.family. */
 	unsigned wire;

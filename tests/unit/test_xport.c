@@ -1,12 +1,20 @@
 /* Above the transports: the RoCEv2 family's endpoint description (what a
- * verbs end and a uroce end tell each other). */
+ * verbs end and a uroce end tell each other), the names and bits the
+ * control channel uses, and which transport a session runs on (the
+ * sender's offer, the receiver's choice, the sender following it). */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pipe.h"
 #include "cu.h"
 #include "ferry/error.h"
 #include "xport/rocev2.h"
+#include "xport/xport_ids.h"
+
+#define FAM FERRY_XPORT_FAMILY(FERRY_WIRE_ROCEV2)
 
 static void sample(struct ferry__rocev2_ep *e, uint8_t role, unsigned n)
 {
@@ -178,12 +186,155 @@ static void test_rocev2_mtu(void)
 			-FERRY_EPROTO);
 }
 
+static void test_ids(void)
+{
+	const struct ferry_xport_ops *const *l = ferry_xport_list();
+	const struct ferry_xport_ops old = { .size = offsetof(struct ferry_xport_ops,
+							       reach),
+					     .name = "old", .wire = 1 };
+
+	CU_ASSERT_EQUAL(ferry__xport_bit(ferry_xport_find("tcp")),
+			FERRY_XPORT_TCP);
+	CU_ASSERT_EQUAL(ferry__xport_bit(&old), 0);
+	CU_ASSERT_STRING_EQUAL(ferry__xport_bit_name(FERRY_XPORT_VERBS | FAM),
+			       "verbs");
+	CU_ASSERT_STRING_EQUAL(ferry__xport_bit_name(FERRY_XPORT_UROCE |
+						     FERRY_XPORT_VERBS), "uroce");
+	CU_ASSERT_STRING_EQUAL(ferry__xport_bit_name(FAM), "?");
+	CU_ASSERT_STRING_EQUAL(ferry__xport_family_name(FERRY_XPORT_UROCE |
+							FERRY_XPORT_VERBS,
+							FERRY_WIRE_ROCEV2,
+							FERRY_XPORT_UROCE),
+			       "verbs");
+	CU_ASSERT_STRING_EQUAL(ferry__xport_family_name(FERRY_XPORT_TCP,
+							FERRY_WIRE_ROCEV2, 0),
+			       "?");
+	/* every transport of this build has a bit; tcp speaks only to tcp,
+	 * the RDMA ones are RoCEv2; a table without the field is its own */
+	for (; *l; l++) {
+		unsigned w = ferry_xport_wire(*l);
+
+		CU_ASSERT(ferry__xport_bit(*l) != 0);
+		CU_ASSERT_EQUAL(w, strcmp((*l)->name, "tcp") ? FERRY_WIRE_ROCEV2 :
+							       FERRY_WIRE_OWN);
+	}
+	CU_ASSERT_EQUAL(ferry_xport_wire(&old), FERRY_WIRE_OWN);
+	CU_ASSERT_STRING_EQUAL(ferry_wire_name(FERRY_WIRE_ROCEV2), "RoCEv2");
+}
+
+/* Which transports this host may use, as the choice sees them. */
+static bool usable(const char *name)
+{
+	const struct ferry_xport_ops *x = ferry_xport_find(name);
+
+	return x && x->probe(NULL, 0) == 0;
+}
+
+/* The choice, on a host where tcp and (with FERRY_DPDK set) uroce are
+ * usable and verbs is not: a uroce receiver pairs with a verbs sender. */
+static void test_choice(void)
+{
+	struct sockaddr_in lo = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	const struct sockaddr *sa = (const struct sockaddr *)&lo;
+	struct ferry__xpick p;
+	char why[200];
+
+	unsetenv("FERRY_DPDK");
+	if (usable("verbs") || usable("uroce"))
+		return; /* an RDMA host: the guest tests cover it */
+	CU_ASSERT_EQUAL(ferry__xport_offer("auto", sa, sizeof(lo)),
+			FERRY_XPORT_TCP);
+	CU_ASSERT_EQUAL(ferry__xport_offer("uroce", sa, sizeof(lo)), 0);
+	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_VERBS | FAM |
+						    FERRY_XPORT_TCP,
+					    0, sa, sizeof(lo), &p, why,
+					    sizeof(why)), 0);
+	CU_ASSERT(p.ops == ferry_xport_find("tcp") && !p.family);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "auto picked tcp: no RDMA transport"));
+	if (!ferry_xport_find("uroce"))
+		return; /* a build without DPDK */
+
+	setenv("FERRY_DPDK", "--vdev=net_null0", 1);
+	CU_ASSERT_EQUAL(ferry__xport_offer("auto", sa, sizeof(lo)),
+			FERRY_XPORT_UROCE | FERRY_XPORT_TCP | FAM);
+	CU_ASSERT_EQUAL(ferry__xport_offer("uroce", sa, sizeof(lo)),
+			FERRY_XPORT_UROCE | FAM);
+	CU_ASSERT_EQUAL(ferry__xport_offer("tcp", sa, sizeof(lo)),
+			FERRY_XPORT_TCP);
+
+	/* receiver: the same transport when the sender has it ... */
+	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_UROCE | FAM |
+						    FERRY_XPORT_VERBS,
+					    0, sa, sizeof(lo), &p, why,
+					    sizeof(why)), 0);
+	CU_ASSERT(p.ops == ferry_xport_find("uroce") && !p.family);
+	CU_ASSERT_STRING_EQUAL(p.peer, "uroce");
+	CU_ASSERT_EQUAL(ferry__xport_answer(&p), FERRY_XPORT_UROCE);
+	/* ... else one of the family the sender offered, before tcp */
+	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_VERBS | FAM |
+						    FERRY_XPORT_TCP,
+					    0, sa, sizeof(lo), &p, why,
+					    sizeof(why)), 0);
+	CU_ASSERT(p.ops == ferry_xport_find("uroce") && p.family);
+	CU_ASSERT_STRING_EQUAL(p.peer, "verbs");
+	CU_ASSERT_EQUAL(ferry__xport_answer(&p), FERRY_XPORT_UROCE | FAM);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "auto picked uroce: the sender offered verbs, the same wire (RoCEv2)"));
+	CU_ASSERT_EQUAL(ferry__xport_choose("uroce", FERRY_XPORT_VERBS | FAM,
+					    0, sa, sizeof(lo), &p, why,
+					    sizeof(why)), 0);
+	CU_ASSERT_STRING_EQUAL(why, "uroce as asked; the sender offered verbs, the same wire (RoCEv2)");
+	/* a sender that cannot pair (an older one): tcp, or nothing */
+	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_VERBS |
+						    FERRY_XPORT_TCP,
+					    0, sa, sizeof(lo), &p, why,
+					    sizeof(why)), 0);
+	CU_ASSERT(p.ops == ferry_xport_find("tcp"));
+	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_VERBS, 0, sa,
+					    sizeof(lo), &p, why, sizeof(why)),
+			-FERRY_ENOXPORT);
+	CU_ASSERT_STRING_EQUAL(why, "no transport is usable on both hosts");
+	CU_ASSERT_EQUAL(ferry__xport_choose("tcp", FERRY_XPORT_VERBS | FAM, 0,
+					    sa, sizeof(lo), &p, why,
+					    sizeof(why)), -FERRY_ENOXPORT);
+	CU_ASSERT_STRING_EQUAL(why, "transport tcp is not usable on the peer");
+	/* one that failed to listen is passed by */
+	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_VERBS | FAM |
+						    FERRY_XPORT_TCP,
+					    FERRY_XPORT_UROCE, sa, sizeof(lo),
+					    &p, why, sizeof(why)), 0);
+	CU_ASSERT(p.ops == ferry_xport_find("tcp"));
+
+	/* sender: follow the receiver */
+	CU_ASSERT_EQUAL(ferry__xport_follow("auto", FERRY_XPORT_UROCE, sa,
+					    sizeof(lo), &p, why, sizeof(why)),
+			0);
+	CU_ASSERT(p.ops == ferry_xport_find("uroce") && !p.family);
+	CU_ASSERT_EQUAL(ferry__xport_follow("auto", FERRY_XPORT_VERBS | FAM,
+					    sa, sizeof(lo), &p, why,
+					    sizeof(why)), 0);
+	CU_ASSERT(p.ops == ferry_xport_find("uroce") && p.family);
+	CU_ASSERT_STRING_EQUAL(p.peer, "verbs");
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "auto picked uroce: the receiver chose verbs, the same wire (RoCEv2)"));
+	/* a pair needs another transport of the family here */
+	CU_ASSERT_EQUAL(ferry__xport_follow("auto", FERRY_XPORT_UROCE | FAM,
+					    sa, sizeof(lo), &p, why,
+					    sizeof(why)), -FERRY_EPROTO);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "cannot pair"));
+	CU_ASSERT_EQUAL(ferry__xport_follow("tcp", FERRY_XPORT_UROCE, sa,
+					    sizeof(lo), &p, why, sizeof(why)),
+			-FERRY_EPROTO);
+	unsetenv("FERRY_DPDK");
+}
+
 int main(void)
 {
 	CU_TestInfo tests[] = {
 		{ "RoCEv2 description: round trip", test_rocev2_roundtrip },
 		{ "RoCEv2 description: malformed", test_rocev2_malformed },
 		{ "RoCEv2 description: path MTU", test_rocev2_mtu },
+		{ "transport bits and wire families", test_ids },
+		{ "the transport choice", test_choice },
 		CU_TEST_INFO_NULL,
 	};
 
