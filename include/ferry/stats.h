@@ -23,6 +23,9 @@ struct ferry_report {
 	char transport[12];  /* "tcp", "uroce", "verbs" */
 	char peer[80];       /* the other side, host:port */
 	char transport_why[160]; /* why this transport was chosen */
+	char peer_transport[12]; /* the other side's: the same, or another
+				    of its wire family (uroce and verbs
+				    both speak RoCEv2); "" unknown */
 	char poll[8];        /* "busy" or "event": how completions are awaited */
 	unsigned streams, slots, depth;
 	uint64_t chunk_size;

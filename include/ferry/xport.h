@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 
 #define FERRY_XPORT_MSG_MAX 64 /* largest small message (post_send) */
-#define FERRY_EP_MAX 512       /* largest endpoint blob */
+#define FERRY_EP_MAX 4096      /* largest endpoint blob */
 
 struct ferry_xport; /* one session's transport state, opaque */
 struct ferry_mr;    /* a registered memory region, opaque */
@@ -67,6 +67,19 @@ enum ferry_poll_mode {
 };
 #define FERRY_POLL_BIT(m) (1u << (m))
 
+/* What a transport puts on the wire (ops.wire). Two transports of one
+ * family speak the same protocol, so one can be each end of a session:
+ * a uroce sender writes into a verbs receiver's ring. Each then describes
+ * its endpoints in the family's own description (attr.family), not in its
+ * private one. */
+enum ferry_wire {
+	FERRY_WIRE_OWN = 0,    /* a protocol only this transport speaks (tcp) */
+	FERRY_WIRE_ROCEV2 = 1, /* RoCEv2 reliable connections: the IBA
+				  transport over UDP port 4791; the family's
+				  endpoint description: lib/xport/rocev2.h */
+	FERRY_WIRE_MAX = 1,
+};
+
 struct ferry_xport_attr {
 	unsigned n_ep;        /* endpoints (streams, QPs), >= 1 */
 	int timeout_ms;       /* connect/accept deadline; also how long a
@@ -78,6 +91,11 @@ struct ferry_xport_attr {
 	size_t sockbuf;       /* tcp: socket buffer bytes; 0 = autotune */
 	int poll_mode;        /* FERRY_POLL_BUSY or _EVENT, one of the
 				 transport's poll_modes */
+	/* The peer runs another transport of this one's wire family
+	 * (ops.wire): listen, connect and accept exchange the family's
+	 * endpoint description instead of the transport's own. Only for a
+	 * transport whose ops.wire is not FERRY_WIRE_OWN. */
+	int family;
 };
 
 /* Ops table. Each transport defines one `const` instance. size is
@@ -170,6 +188,18 @@ struct ferry_xport_ops {
 	 * already go both ways. Returns 0 or a negative error with why. */
 	int (*duplex)(struct ferry_xport *x, struct ferry_mr *ring, char *why,
 		      size_t whylen);
+
+	/* Can this host reach peer (a sender: the receiver's control
+	 * address; a receiver: its own) over this transport? Optional (NULL:
+	 * assume so). 0, or -FERRY_ENOXPORT with why (e.g. no RDMA device on
+	 * the route to the peer), so that `--transport auto` proposes only
+	 * transports that can open. Any thread; cheap and silent. */
+	int (*reach)(const struct sockaddr *peer, socklen_t peer_len,
+		     char *why, size_t whylen);
+
+	/* The wire family (enum ferry_wire). A transport of a family other
+	 * than FERRY_WIRE_OWN honours attr.family. */
+	unsigned wire;
 };
 
 /* Does ops (a table of ops->size bytes) have the optional op m? */
@@ -177,6 +207,11 @@ struct ferry_xport_ops {
 	((ops)->size >= offsetof(struct ferry_xport_ops, m) +               \
 				sizeof((ops)->m) &&                         \
 	 (ops)->m != NULL)
+
+/* ops' wire family (FERRY_WIRE_OWN for a table without the field). */
+unsigned ferry_xport_wire(const struct ferry_xport_ops *ops);
+/* "RoCEv2" for FERRY_WIRE_ROCEV2, "" for FERRY_WIRE_OWN. */
+const char *ferry_wire_name(unsigned wire);
 
 /* The mode a session of ops uses when the user asked for want (DEFAULT:
  * the transport's). Returns it, or -EINVAL with why naming the transport,

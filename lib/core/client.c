@@ -55,27 +55,23 @@ int ferry__client_open(const char *host, const char *port,
 	return err;
 }
 
-static uint32_t proposed_transports(const struct ferry_opts *o)
-{
-	const struct ferry_xport_ops *x;
-
-	if (strcmp(o->transport, "auto") == 0)
-		return ferry__xport_mask();
-	x = ferry__pick_xport(o->transport, 0, NULL, 0);
-	return x ? ferry__xport_bit(x->name) : 0;
-}
-
-int ferry__client_propose(int fd, const struct ferry_opts *o, uint32_t mode,
+int ferry__client_propose(int fd, const struct ferry_opts *o,
+			  const struct ferry_xport_attr *xa, uint32_t mode,
 			  uint64_t total_bytes, char *why, size_t whylen)
 {
 	struct ferry_msg m = { .type = FERRY_MSG_PROPOSE };
+	uint32_t offer = ferry__xport_offer(o->transport,
+					    (const struct sockaddr *)&xa->addr,
+					    xa->addr_len);
 	int err;
 
+	/* the message path pairs only like with like: two-way writes are
+	 * each transport's own */
+	if (mode == FERRY_MODE_OSU)
+		offer &= ferry__osu_xport_mask();
 	m.u.propose = (struct ferry_params){
 		.mode = mode,
-		.transports = proposed_transports(o) &
-			      (mode == FERRY_MODE_OSU ? ferry__osu_xport_mask() :
-							 UINT32_MAX),
+		.transports = offer,
 		.streams = o->streams,
 		.slots = o->slots,
 		.chunk_size = o->chunk_size,
@@ -105,6 +101,7 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 			  struct ferry_xport_attr *xa, struct ferry_report *rep,
 			  char *why, size_t whylen)
 {
+	struct ferry__xpick pick;
 	struct ferry_msg m;
 	char xwhy[160];
 	int err;
@@ -125,13 +122,17 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 			   "the receiver answered with unexpected parameters");
 		return -FERRY_EPROTO;
 	}
-	p->ops = ferry__pick_xport(o->transport, m.u.accept.params.transports,
-				   xwhy, sizeof(xwhy));
-	if (!p->ops) {
+	err = ferry__xport_follow(o->transport, m.u.accept.params.transports,
+				  (const struct sockaddr *)&xa->addr,
+				  xa->addr_len, &pick, xwhy, sizeof(xwhy));
+	if (err) {
 		ferry__why(why, whylen, "%s", xwhy);
-		return -FERRY_ENOXPORT;
+		return err;
 	}
+	p->ops = pick.ops;
 	snprintf(rep->transport_why, sizeof(rep->transport_why), "%s", xwhy);
+	snprintf(rep->peer_transport, sizeof(rep->peer_transport), "%s",
+		 pick.peer);
 	p->xfer_id = m.u.accept.params.xfer_id;
 	err = ferry__pipe_geometry(p, o->streams, o->chunk_size, o->slots, why,
 				   whylen);
@@ -145,6 +146,7 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 	xa->timeout_ms = o->timeout_ms;
 	xa->sockbuf = o->sockbuf;
 	xa->poll_mode = p->poll_mode;
+	xa->family = pick.family;
 	err = p->ops->open(xa, &p->x, why, whylen);
 	if (err)
 		return err;
@@ -333,7 +335,7 @@ int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 		ferry__metrics_session_end(FERRY__M_SENDER, err);
 		return err;
 	}
-	err = ferry__client_propose(fd, o, FERRY_MODE_BENCH, spec->bytes, why,
+	err = ferry__client_propose(fd, o, &xa, FERRY_MODE_BENCH, spec->bytes, why,
 				    whylen);
 	if (!err)
 		err = ferry__client_connect(&p, fd, o, &xa, rep, why, whylen);

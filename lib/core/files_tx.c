@@ -562,7 +562,7 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	if (err)
 		goto out;
 	c.start_ns = ferry__now_ns();
-	err = ferry__client_propose(fd, o, FERRY_MODE_FILES, t.m.total_bytes,
+	err = ferry__client_propose(fd, o, &xa, FERRY_MODE_FILES, t.m.total_bytes,
 				    why, whylen);
 	if (!err)
 		err = exchange_plan(&c, fd, o, why, whylen);

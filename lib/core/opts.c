@@ -1,4 +1,4 @@
-/* Session options: defaults, checks, and the transport choice. */
+/* Session options: defaults and checks (the transport choice: xpick.c). */
 #include <errno.h>
 #include <string.h>
 
@@ -41,7 +41,6 @@ int ferry_fsync_parse(const char *name)
 int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen)
 {
 	struct ferry__pipe p = { 0 };
-	char pick[256];
 	int err;
 
 	err = ferry__pipe_geometry(&p, o->streams, o->chunk_size, o->slots,
@@ -72,97 +71,5 @@ int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen)
 		if (err < 0)
 			return err == -ENOMEM ? err : -EINVAL;
 	}
-	if (!ferry__pick_xport(o->transport, 0, pick, sizeof(pick))) {
-		ferry__why(why, whylen, "%s", pick);
-		return -FERRY_ENOXPORT;
-	}
-	return 0;
-}
-
-uint32_t ferry__xport_bit(const char *name)
-{
-	if (strcmp(name, "tcp") == 0)
-		return FERRY_XPORT_TCP;
-	if (strcmp(name, "uroce") == 0)
-		return FERRY_XPORT_UROCE;
-	if (strcmp(name, "verbs") == 0)
-		return FERRY_XPORT_VERBS;
-	return 0;
-}
-
-uint32_t ferry__xport_mask(void)
-{
-	const struct ferry_xport_ops *const *l = ferry_xport_list();
-	uint32_t mask = 0;
-
-	for (size_t i = 0; l[i]; i++)
-		if (l[i]->probe(NULL, 0) == 0)
-			mask |= ferry__xport_bit(l[i]->name);
-	return mask;
-}
-
-static void list_usable(char *buf, size_t len)
-{
-	const struct ferry_xport_ops *const *l = ferry_xport_list();
-	size_t used = 0;
-
-	buf[0] = 0;
-	for (size_t i = 0; l[i] && used < len; i++)
-		if (l[i]->probe(NULL, 0) == 0)
-			used += (size_t)snprintf(buf + used, len - used, "%s%s",
-						 used ? ", " : "", l[i]->name);
-}
-
-const struct ferry_xport_ops *ferry__pick_xport(const char *want,
-						uint32_t peer_mask,
-						char *why, size_t whylen)
-{
-	const struct ferry_xport_ops *x;
-	char have[128], reason[160];
-	int err;
-
-	list_usable(have, sizeof(have));
-	if (!want || strcmp(want, "auto") == 0) {
-		/* preference: verbs, then uroce, then tcp (the list's order
-		 * is the build's; walk it by preference) */
-		static const char *const pref[] = { "verbs", "uroce", "tcp" };
-		for (size_t i = 0; i < FERRY__ARRAY_SIZE(pref); i++) {
-			x = ferry_xport_find(pref[i]);
-			if (!x || x->probe(reason, sizeof(reason)) != 0)
-				continue;
-			if (peer_mask && !(peer_mask & ferry__xport_bit(x->name)))
-				continue;
-			ferry__why(why, whylen,
-				   "auto picked %s: %s", x->name,
-				   strcmp(x->name, "tcp") == 0 ?
-					   "no RDMA transport is usable on both hosts (usable here: " :
-					   "the fastest transport both hosts have (usable here: ");
-			size_t n = strlen(why ? why : "");
-			if (why && n < whylen)
-				snprintf(why + n, whylen - n, "%s)", have);
-			return x;
-		}
-		ferry__why(why, whylen, "no transport is usable on both hosts");
-		return NULL;
-	}
-	x = ferry_xport_find(want);
-	if (!x) {
-		ferry__why(why, whylen,
-			   "transport '%s' is not in this build; usable here: %s",
-			   want, have);
-		return NULL;
-	}
-	err = x->probe(reason, sizeof(reason));
-	if (err) {
-		ferry__why(why, whylen, "transport %s is not usable here: %s; usable here: %s",
-			   want, reason, have);
-		return NULL;
-	}
-	if (peer_mask && !(peer_mask & ferry__xport_bit(x->name))) {
-		ferry__why(why, whylen,
-			   "transport %s is not usable on the peer", want);
-		return NULL;
-	}
-	ferry__why(why, whylen, "%s as asked", x->name);
-	return x;
+	return ferry__xport_usable(o->transport, why, whylen);
 }

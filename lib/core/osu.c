@@ -56,7 +56,7 @@ uint32_t ferry__osu_xport_mask(void)
 
 	for (size_t i = 0; l[i]; i++)
 		if (FERRY_XPORT_HAS(l[i], duplex))
-			mask |= ferry__xport_bit(l[i]->name);
+			mask |= ferry__xport_bit(l[i]);
 	return mask;
 }
 
@@ -247,7 +247,7 @@ int ferry_osu(const char *host, const char *port, const struct ferry_opts *o,
 	err = ferry__client_open(host, port, &oo, &fd, &xa, rep, why, whylen);
 	if (err)
 		goto out;
-	err = ferry__client_propose(fd, &oo, FERRY_MODE_OSU, 0, why, whylen);
+	err = ferry__client_propose(fd, &oo, &xa, FERRY_MODE_OSU, 0, why, whylen);
 	if (!err)
 		err = ferry__client_connect(&p, fd, &oo, &xa, rep, why, whylen);
 	if (err == -ENOTSUP)

@@ -151,13 +151,35 @@ void ferry__stream_finish(struct ferry__stream *s);
 /* Memory-to-memory chunks (bench_dp.c). */
 extern const struct ferry__dp_ops ferry__bench_dp;
 
-/* Choose a transport. "auto" takes the first in preference order that both
- * ends have (peer_mask from negotiation, 0 = unknown) and says why. */
-const struct ferry_xport_ops *ferry__pick_xport(const char *want,
-						uint32_t peer_mask,
-						char *why, size_t whylen);
-uint32_t ferry__xport_mask(void);
-/* FERRY_XPORT_* bit of a transport name (0 if unknown). */
-uint32_t ferry__xport_bit(const char *name);
+/* The transport choice (xpick.c). want is the user's: "auto" or a name. */
+struct ferry__xpick {
+	const struct ferry_xport_ops *ops; /* this side's transport */
+	bool family;  /* the peer runs another transport of ops' wire family
+			 (attr.family) */
+	char peer[12]; /* the peer's transport */
+};
+/* Is want in this build and usable here ("auto": always)? 0, or
+ * -FERRY_ENOXPORT with why. */
+int ferry__xport_usable(const char *want, char *why, size_t whylen);
+/* Sender: the mask to PROPOSE (FERRY_XPORT_* of lib/xport/xport_ids.h):
+ * for want, the transports usable here that reach peer (the others are
+ * logged), and the wire families they speak; 0 when none. */
+uint32_t ferry__xport_offer(const char *want, const struct sockaddr *peer,
+			    socklen_t peer_len);
+/* Receiver: the first of this build's transports, in preference order,
+ * that want allows, skip does not name, is usable here, reaches addr (this
+ * side's control address) and that the sender offered, itself or its wire
+ * family. 0 with *pick and why saying so, or -FERRY_ENOXPORT with why. */
+int ferry__xport_choose(const char *want, uint32_t offer, uint32_t skip,
+			const struct sockaddr *addr, socklen_t addr_len,
+			struct ferry__xpick *pick, char *why, size_t whylen);
+/* Receiver: the ACCEPT mask that tells the sender what pick is. */
+uint32_t ferry__xport_answer(const struct ferry__xpick *pick);
+/* Sender: this side's transport for the receiver's ACCEPT mask: the one
+ * it names, or for a pair, one of this side's of the same family. 0 with
+ * why, -FERRY_ENOXPORT (want not usable) or -FERRY_EPROTO. */
+int ferry__xport_follow(const char *want, uint32_t chosen,
+			const struct sockaddr *peer, socklen_t peer_len,
+			struct ferry__xpick *pick, char *why, size_t whylen);
 
 #endif

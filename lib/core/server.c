@@ -266,7 +266,8 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 	socklen_t peer_len = sizeof(peer);
 	struct ferry_msg m = { .type = FERRY_MSG_ACCEPT };
 	size_t blob_len = sizeof(m.u.accept.ep.data);
-	uint32_t mask = pr->transports;
+	struct ferry__xpick pick;
+	uint32_t skip = 0;
 	int err;
 
 	xa.addr_len = sizeof(xa.addr);
@@ -274,13 +275,20 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 	getpeername(fd, (struct sockaddr *)&peer, &peer_len);
 	xa.n_ep = p->streams;
 	for (;;) {
-		p->ops = ferry__pick_xport(o->transport, mask,
-					   rep->transport_why,
-					   sizeof(rep->transport_why));
-		if (!p->ops) {
-			ferry__why(why, whylen, "%s", rep->transport_why);
-			return refuse(fd, -FERRY_ENOXPORT, why);
+		err = ferry__xport_choose(o->transport, pr->transports, skip,
+					  (struct sockaddr *)&xa.addr,
+					  xa.addr_len, &pick,
+					  rep->transport_why,
+					  sizeof(rep->transport_why));
+		if (err) {
+			/* auto: the last transport's failure says more */
+			if (!skip)
+				ferry__why(why, whylen, "%s",
+					   rep->transport_why);
+			return refuse(fd, err, why);
 		}
+		p->ops = pick.ops;
+		xa.family = pick.family;
 		err = ferry_xport_poll_mode(p->ops, o->poll_mode, why, whylen);
 		if (err >= 0) {
 			p->poll_mode = xa.poll_mode = err;
@@ -294,12 +302,11 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 					     &blob_len, why, whylen);
 		/* auto: a transport this host has may still not reach this
 		 * peer (an RDMA NIC, a peer on loopback): try the next */
-		if (!err || strcmp(o->transport, "auto") != 0 ||
-		    ferry__xport_bit(p->ops->name) == FERRY_XPORT_TCP)
+		if (!err || strcmp(o->transport, "auto") != 0)
 			break;
 		ferry__log(FERRY_LOG_INFO, "%s does not reach %s: %s; trying the next transport",
 			   p->ops->name, rep->peer, why);
-		mask &= ~ferry__xport_bit(p->ops->name);
+		skip |= ferry__xport_bit(p->ops);
 		ferry__pipe_release(p);
 		blob_len = sizeof(m.u.accept.ep.data);
 	}
@@ -307,8 +314,10 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 		err = ferry__random(&p->xfer_id, sizeof(p->xfer_id));
 	if (err)
 		return refuse(fd, err, why);
+	snprintf(rep->peer_transport, sizeof(rep->peer_transport), "%s",
+		 pick.peer);
 	m.u.accept.params = *pr;
-	m.u.accept.params.transports = ferry__xport_bit(p->ops->name);
+	m.u.accept.params.transports = ferry__xport_answer(&pick);
 	m.u.accept.params.depth = p->depth;
 	m.u.accept.params.xfer_id = p->xfer_id;
 	m.u.accept.ep.len = (uint16_t)blob_len;

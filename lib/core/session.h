@@ -32,8 +32,10 @@ int ferry__client_open(const char *host, const char *port,
 		       struct ferry_xport_attr *xa, struct ferry_report *rep,
 		       char *why, size_t whylen);
 
-/* Sender: PROPOSE the session (mode, total bytes). */
-int ferry__client_propose(int fd, const struct ferry_opts *o, uint32_t mode,
+/* Sender: PROPOSE the session (mode, total bytes), offering the
+ * transports that reach xa's peer. */
+int ferry__client_propose(int fd, const struct ferry_opts *o,
+			  const struct ferry_xport_attr *xa, uint32_t mode,
 			  uint64_t total_bytes, char *why, size_t whylen);
 
 /* Sender: wait for ACCEPT, then set up the pipeline, connect the data

@@ -24,6 +24,7 @@
 #include "ferry/key.h"
 #include "ferry/xport.h" /* FERRY_EP_MAX */
 #include "util/util.h"
+#include "xport/xport_ids.h" /* ferry_params.transports */
 
 #define FERRY_CTRL_MAGIC 0x59525246u
 #define FERRY_PROTO_VERSION 1
@@ -64,9 +65,6 @@ enum ferry_msg_type {
 /* What a session moves: memory (bench), files, or OSU-style messages
  * (`ferry bench --osu`, lib/core/osu.h). */
 enum { FERRY_MODE_BENCH = 1, FERRY_MODE_FILES = 2, FERRY_MODE_OSU = 3 };
-
-/* ferry_params.transports: a bit mask. */
-enum { FERRY_XPORT_TCP = 1, FERRY_XPORT_UROCE = 2, FERRY_XPORT_VERBS = 4 };
 
 /* A key's name: 1 to FERRY_KEYNAME_MAX of [A-Za-z0-9._:-] (the exports
  * names, and "token:" + 32 hex digits for a transfer token), or "" when

@@ -70,6 +70,8 @@ int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
 	ferry_json_str(out, r->transport);
 	fputs(", \"transport_reason\": ", out);
 	ferry_json_str(out, r->transport_why);
+	fputs(", \"peer_transport\": ", out);
+	ferry_json_str(out, r->peer_transport);
 	fputs(", \"poll\": ", out);
 	ferry_json_str(out, r->poll);
 	fputs(", \"peer\": ", out);

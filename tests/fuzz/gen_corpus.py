@@ -41,6 +41,16 @@ def marker(moved, total, rate, elapsed_ms, files_done, files_total):
                        files_total)
 
 
+def rocev2(role, n, rkey=0, ring=0):
+    # the RoCEv2 family's endpoint description (lib/xport/rocev2.h)
+    b = b"RCv2" + struct.pack("<BBHHH", 1, role, n, 4096, 0)
+    b += bytes([0x52, 0x54, 0, 0xfe, 0, role]) + b"\0\0"
+    b += bytes([198, 19, 1, role]) + struct.pack("<IIQQ", rkey, 1024, 0, ring)
+    for i in range(n):
+        b += struct.pack("<II", 0x11 + i, (0xfffffe + i) & 0xffffff)
+    return b
+
+
 def params():
     # mode, transports, streams, slots, depth, chunk_size, cksum,
     # total_bytes, xfer_id
@@ -127,6 +137,10 @@ def main():
         "accept": frame(5, params() + struct.pack("<H", len(ep)) + ep),
         "error": frame(6, struct.pack("<iH", 28, len(text)) + text),
         "ready": frame(7, b"\x00\x00"),
+        # a verbs end and a uroce end: the RoCEv2 family's description
+        "accept_rocev2": frame(5, params() + struct.pack("<H", 48 + 16) +
+                               rocev2(1, 2, 0x1234abcd, 64 << 20)),
+        "ready_rocev2": frame(7, struct.pack("<H", 48 + 24) + rocev2(2, 3)),
         "fin": frame(8, struct.pack("<QQ", 10 << 30, 10240)),
         "result": frame(9, struct.pack("<QQQQQi", 10 << 30, 10240, 0,
                                        812345, 23456, 0)),

@@ -14,6 +14,8 @@
 #define REQ_PATH "data/run 7/out.bin"
 #define REQ_DATA_LEN 100
 #define REPLY_DATA_LEN 200
+/* holds any sample frame: the largest is an ACCEPT with a full endpoint */
+#define SAMPLE_BUF (FERRY_CTRL_HDR_LEN + PARAMS_LEN + 2 + FERRY_EP_MAX + 512)
 
 /* The types sample() fills, in order. */
 static const uint16_t sampled[] = {
@@ -172,7 +174,7 @@ static void test_roundtrip(void)
 {
 	for (size_t i = 0; i < FERRY__ARRAY_SIZE(sampled); i++) {
 		uint16_t t = sampled[i];
-		uint8_t buf[1024];
+		uint8_t buf[SAMPLE_BUF];
 		struct ferry_msg in, out;
 		size_t len, used = 0;
 
@@ -221,7 +223,7 @@ static void test_truncated(void)
 {
 	for (size_t i = 0; i < FERRY__ARRAY_SIZE(sampled); i++) {
 		uint16_t t = sampled[i];
-		uint8_t buf[1024];
+		uint8_t buf[SAMPLE_BUF];
 		size_t len = encode_sample(t, buf, sizeof(buf));
 		struct ferry_msg m;
 		size_t used;
@@ -237,7 +239,7 @@ static void test_truncated(void)
 
 static void test_too_big(void)
 {
-	uint8_t buf[1024];
+	uint8_t buf[SAMPLE_BUF];
 	size_t len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
 	struct ferry_msg m;
 
@@ -261,7 +263,7 @@ static void test_too_big(void)
 
 static void test_bad_frames(void)
 {
-	uint8_t buf[1024], bad[1024];
+	uint8_t buf[SAMPLE_BUF], bad[SAMPLE_BUF];
 	size_t len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
 	struct ferry_msg m;
 
@@ -307,7 +309,7 @@ static void test_bad_frames(void)
 
 static void test_bad_accept(void)
 {
-	uint8_t buf[1024];
+	uint8_t buf[SAMPLE_BUF];
 	size_t len = encode_sample(FERRY_MSG_ACCEPT, buf, sizeof(buf));
 	const size_t ep_off = FERRY_CTRL_HDR_LEN + PARAMS_LEN;
 	struct ferry_msg m;
@@ -396,7 +398,7 @@ static void test_error_text(void)
 
 static void test_version(void)
 {
-	uint8_t buf[1024];
+	uint8_t buf[SAMPLE_BUF];
 	size_t len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
 	struct ferry_msg m;
 	size_t used = 0;
@@ -766,7 +768,7 @@ static void test_io_timeout(void)
 
 static void test_io_closed(void)
 {
-	uint8_t buf[1024];
+	uint8_t buf[SAMPLE_BUF];
 	size_t len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
 	struct ferry_msg m;
 	int sv[2];
@@ -789,7 +791,7 @@ static void test_io_closed(void)
 
 static void test_io_limits(void)
 {
-	uint8_t buf[1024];
+	uint8_t buf[SAMPLE_BUF];
 	size_t len = encode_sample(FERRY_MSG_HELLO, buf, sizeof(buf));
 	struct ferry_msg m;
 	uint64_t t0;

@@ -320,6 +320,7 @@ static struct ferry_report *sample_report(void)
 	strcpy(r->transport, "tcp");
 	strcpy(r->peer, "10.0.0.2:5201");
 	strcpy(r->transport_why, "no RDMA device");
+	strcpy(r->peer_transport, "tcp");
 	r->streams = 8;
 	r->slots = 256;
 	r->depth = 32;
@@ -433,7 +434,8 @@ static void test_json_plain(void)
 		size_t alen;
 		int st = py_query(js, n,
 				  "start.role start.transport start.peer "
-				  "start.transport_reason start.streams "
+				  "start.transport_reason start.peer_transport "
+				  "start.streams "
 				  "start.chunk_bytes start.memory.pool_bytes "
 				  "start.memory.numa_node start.memory.placement "
 				  "\\#intervals intervals.0.gbps intervals.1.gbps "
@@ -443,7 +445,8 @@ static void test_json_plain(void)
 				  &ans, &alen);
 		const char *cur = ans, *end = ans + alen;
 		const char *want[] = {
-			"sender", "tcp", "10.0.0.2:5201", "no RDMA device", "8",
+			"sender", "tcp", "10.0.0.2:5201", "no RDMA device", "tcp",
+			"8",
 			"4194304", "2147483648", "-1", "cpus 0-7", "2", "10",
 			"0", "10", "12500000000", "0.4", "0.25", "0.75",
 			"12500000000", "0",

@@ -180,6 +180,39 @@ static void test_pick_dev(void)
 	CU_ASSERT_STRING_EQUAL(dev, "rxe0");
 }
 
+/* A RoCEv2 peer that is not verbs: this end's GID index and MAC, from
+ * sysfs. */
+static void test_gid_mac(void)
+{
+	unsigned port = 0, index = 0;
+	uint8_t mac[6];
+	const uint8_t want[6] = { 0x52, 0x54, 0x00, 0xfe, 0x00, 0x01 };
+
+	/* ::ffff:10.0.0.5 is listed as RoCE v1 (index 2), then v2 (3) */
+	CU_ASSERT_EQUAL(ferry__verbs_gid_find(tree("rxe"), "rxe0", 0x0a000005,
+					      &port, &index), 0);
+	CU_ASSERT(port == 1 && index == 3);
+	/* only a v1 entry, no entry, no ports, not a device name */
+	CU_ASSERT_EQUAL(ferry__verbs_gid_find(tree("rxe"), "rxe0", 0x0a000006,
+					      &port, &index), -ENOENT);
+	CU_ASSERT_EQUAL(ferry__verbs_gid_find(tree("rxe"), "rxe0", 0x0a000007,
+					      &port, &index), -ENOENT);
+	CU_ASSERT_EQUAL(ferry__verbs_gid_find(tree("two_devs"), "mlx5_0",
+					      0x0a000005, &port, &index),
+			-ENODEV);
+	CU_ASSERT_EQUAL(ferry__verbs_gid_find(tree("rxe"), "..", 0x0a000005,
+					      &port, &index), -ENODEV);
+
+	CU_ASSERT_EQUAL(ferry__verbs_netdev_mac(tree("rxe"), "eth0", mac), 0);
+	CU_ASSERT(memcmp(mac, want, 6) == 0);
+	CU_ASSERT_EQUAL(ferry__verbs_netdev_mac(tree("two_devs"), "eth0", mac),
+			-EINVAL);
+	CU_ASSERT_EQUAL(ferry__verbs_netdev_mac(tree("two_devs"), "ens1f0",
+						mac), -ENOENT);
+	CU_ASSERT_EQUAL(ferry__verbs_netdev_mac(tree("rxe"), "../x", mac),
+			-ENODEV);
+}
+
 static void test_ack_timeout(void)
 {
 	static const struct {
@@ -842,6 +875,58 @@ static void test_dp_send_recv(void)
 	CU_ASSERT_EQUAL(F.reposted, 7); /* its buffer still went back */
 }
 
+/* A sender whose receiver is of the RoCEv2 family but not verbs posts
+ * nothing before the receiver's hello; the hello itself reaches nobody. */
+static void test_dp_hello(void)
+{
+	struct ferry_xport *x = fake_x(8);
+	struct ferry_wc wc[4];
+	uint8_t msg[16] = "credit-16-bytes!";
+	uint64_t t0;
+
+	/* it comes while the worker polls: swallowed, the QP is ready */
+	FEP.await_hello = true;
+	memcpy(x->rbuf + 3 * FERRY_XPORT_MSG_MAX, "ferry roce hello", 16);
+	push_recv((struct ibv_wc){ .wr_id = 3, .opcode = IBV_WC_RECV,
+				   .byte_len = 16 });
+	CU_ASSERT_EQUAL(ferry__verbs_poll(x, 0, wc, 4, 0), 0);
+	CU_ASSERT(!FEP.await_hello);
+	CU_ASSERT_EQUAL(F.reposted, 1); /* its buffer went back */
+	CU_ASSERT_EQUAL(ferry__verbs_post_send(x, 0, msg, 16), 0);
+
+	/* a post waits for it, then goes */
+	x = fake_x(8);
+	FEP.await_hello = true;
+	memcpy(x->rbuf, "ferry roce hello", 16);
+	push_recv((struct ibv_wc){ .wr_id = 0, .opcode = IBV_WC_RECV,
+				   .byte_len = 16 });
+	CU_ASSERT_EQUAL(wr_imm(x, 0, 1, 1, FERRY_POST_SIGNALED), 0);
+	CU_ASSERT_EQUAL(F.posted, 1);
+
+	/* none comes: the post gives up after the session timeout */
+	x = fake_x(8);
+	FEP.await_hello = true;
+	t0 = ferry__now_ns();
+	CU_ASSERT_EQUAL(wr_imm(x, 0, 1, 1, 0), -FERRY_ETIMEOUT);
+	CU_ASSERT(ferry__now_ns() - t0 >= 40000000ull);
+	CU_ASSERT_EQUAL(F.posted, 0);
+
+	/* something else comes first: a protocol error, nothing posted */
+	x = fake_x(8);
+	FEP.await_hello = true;
+	memcpy(x->rbuf, "credit-16-bytes!", 16);
+	push_recv((struct ibv_wc){ .wr_id = 0, .opcode = IBV_WC_RECV,
+				   .byte_len = 16 });
+	CU_ASSERT_EQUAL(ferry__verbs_post_send(x, 0, msg, 16), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(ferry__verbs_poll(x, 0, wc, 4, 0), -FERRY_EPROTO);
+	x = fake_x(8);
+	FEP.await_hello = true;
+	push_recv((struct ibv_wc){ .wr_id = 0, .opcode = IBV_WC_RECV_RDMA_WITH_IMM,
+				   .byte_len = 4096, .wc_flags = IBV_WC_WITH_IMM });
+	CU_ASSERT_EQUAL(ferry__verbs_poll(x, 0, wc, 4, 0), -FERRY_EPROTO);
+	CU_ASSERT_EQUAL(F.posted, 0);
+}
+
 static void test_dp_errors(void)
 {
 	struct ferry_xport *x = fake_x(8);
@@ -956,6 +1041,7 @@ int main(void)
 		{ "RDMA device -> netdev", test_netdev_of_dev },
 		{ "device list", test_dev_list },
 		{ "device selection", test_pick_dev },
+		{ "GID index and MAC for a RoCEv2 peer", test_gid_mac },
 		{ "ACK timeout for RTT", test_ack_timeout },
 		{ "private data round trip", test_priv_roundtrip },
 		{ "private data malformed", test_priv_malformed },
@@ -967,6 +1053,7 @@ int main(void)
 		{ "datapath: writes and signalling", test_dp_write },
 		{ "datapath: full send queue", test_dp_sq_full },
 		{ "datapath: messages and receives", test_dp_send_recv },
+		{ "datapath: the hello of a RoCEv2 receiver", test_dp_hello },
 		{ "datapath: errors", test_dp_errors },
 		{ "ops table", test_ops_table },
 		{ "open on this host", test_open_here },

@@ -70,7 +70,7 @@ static int session(const char *host, const char *port,
 	err = ferry__client_open(host, port, o, fd, &xa, rep, why, whylen);
 	if (err)
 		return err;
-	err = ferry__client_propose(*fd, o, FERRY_MODE_BENCH, CHUNK, why,
+	err = ferry__client_propose(*fd, o, &xa, FERRY_MODE_BENCH, CHUNK, why,
 				    whylen);
 	if (!err)
 		err = ferry__client_connect(p, *fd, o, &xa, rep, why, whylen);

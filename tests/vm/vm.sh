@@ -17,8 +17,9 @@
 # script's name), VM_IP, VM_PEER_IP (two guests) and VM_RUN (the shared
 # directory) set; tests/vm/glib.sh has helpers for them. vm_one and
 # vm_two print each script's output from each guest and one line per
-# script, add the failed ones to VM_FAILED, and return 0 when all passed
-# (in both guests); a guest that did not come up shows its console's end.
+# script, add the failed ones to VM_FAILED (and those that exited 77, not
+# able to run there, to VM_SKIPPED), and return 0 when none failed (in
+# either guest); a guest that did not come up shows its console's end.
 # Every qemu is killed by the EXIT trap.
 #
 # Environment: FERRY_VM_CACHE (the kernel cache, see kernel.sh),
@@ -151,23 +152,30 @@ vm_wait() {
 }
 
 # vm_report SHAPE "GUESTS" SCRIPT...: each script's output from each
-# guest, and one line per script; the failed ones go to VM_FAILED.
+# guest, and one line per script; the failed ones go to VM_FAILED, the
+# skipped ones (exit 77 in every guest, with the reason) to VM_SKIPPED.
 vm_report() {
-	local shape=$1 guests=$2 g c rc ok
+	local shape=$1 guests=$2 g c rc ok skips
 	shift 2
 	for c in "$@"; do
 		c=$(basename "$c" .sh)
 		c=${c//[^A-Za-z0-9_-]/_}
 		ok=1
+		skips=0
 		for g in $guests; do
 			[ -s "$VM_RUN/$g.$c.log" ] && sed "s/^/[$g:$c] /" "$VM_RUN/$g.$c.log"
 			rc=$(cat "$VM_RUN/$g.$c.rc" 2>/dev/null || echo none)
-			if [ "$rc" != 0 ]; then
+			if [ "$rc" = 77 ]; then
+				skips=$((skips + 1))
+			elif [ "$rc" != 0 ]; then
 				ok=0
 				echo "guest $g: $c exited $rc" >&2
 			fi
 		done
-		if [ $ok = 1 ]; then
+		if [ $ok = 1 ] && [ $skips -eq $(echo $guests | wc -w) ]; then
+			note "$c in $shape: skipped"
+			VM_SKIPPED+=("$c in $shape")
+		elif [ $ok = 1 ] && [ $skips -eq 0 ]; then
 			note "$c in $shape: passed"
 		else
 			note "$c in $shape: FAILED"
@@ -176,6 +184,7 @@ vm_report() {
 	done
 }
 VM_FAILED=()
+VM_SKIPPED=()
 
 vm_newrun() {
 	VM_BOOTS=$((VM_BOOTS + 1))

@@ -417,4 +417,5 @@ const struct ferry_xport_ops ferry__xport_tcp = {
 		      FERRY_POLL_BIT(FERRY_POLL_EVENT),
 	.poll_default = FERRY_POLL_EVENT,
 	.duplex = tcp_duplex,
+	.wire = FERRY_WIRE_OWN, /* its own framing over TCP */
 };

@@ -187,7 +187,8 @@ static unsigned submit(struct ferry_xport *x, struct ferry__uep *e)
 	while (e->sub != tail) {
 		const struct ferry__uwr *w = &e->wr[e->sub & (x->R - 1)];
 		int rc = w->op == FERRY__UWR_WRITE ?
-			ferry__rc_post_write(e->qp, w->laddr, w->len, w->roff,
+			ferry__rc_post_write(e->qp, w->laddr, w->len,
+					     x->peer_base + w->roff,
 					     x->peer_rkey, true, w->imm, e->sub,
 					     true) :
 			ferry__rc_post_send(e->qp, w->msg, w->len, e->sub, true);
@@ -217,10 +218,10 @@ static void complete(struct ferry_xport *x, struct ferry__uep *e,
 		return; /* a receive flushed by the QP's error */
 	if (!e->ready) { /* sender: the hello; the receiver is there */
 		e->ready = wc->op == FERRY_RC_WC_RECV &&
-			   wc->byte_len == FERRY__UROCE_HELLO_LEN &&
+			   wc->byte_len == FERRY__ROCEV2_HELLO_LEN &&
 			   !memcmp(e->rbuf[wc->wr_id & mask],
-				   FERRY__UROCE_HELLO_MSG,
-				   FERRY__UROCE_HELLO_LEN);
+				   FERRY__ROCEV2_HELLO,
+				   FERRY__ROCEV2_HELLO_LEN);
 		ferry__rc_post_recv(e->qp, e->rbuf[wc->wr_id & mask],
 				    FERRY__UROCE_MSG, wc->wr_id);
 		if (!e->ready)

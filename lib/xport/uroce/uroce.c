@@ -2,7 +2,7 @@
  * (rc.h) over a DPDK port (port.h); see docs/uroce.md.
  *
  * Endpoint blob, both ways, 52 bytes, big endian:
- *   0 magic "UROC" | 4 version 1 | 5 role (1 receiver, 2 sender) |
+ *   0 magic "UROC" | 4 version 2 | 5 role (1 receiver, 2 sender) |
  *   6 n_ep u16 | 8 path MTU u16 (receiver: the largest it takes; sender:
  *   the one chosen) | 10 zero u16 | 12 MAC | 18 zero u16 | 20 IPv4 |
  *   24 QPN tag u32 | 28 start-PSN seed u64 | 36 ring rkey u32 |
@@ -19,6 +19,7 @@
 
 #define BLOB_LEN 52
 #define BLOB_MAGIC 0x55524f43u /* "UROC" */
+#define BLOB_VERSION 2 /* 2: the hello is the RoCEv2 family's */
 #define ROLE_RECEIVER 1
 #define ROLE_SENDER 2
 
@@ -51,7 +52,7 @@ static void blob_put(uint8_t *b, const struct blob *o)
 {
 	memset(b, 0, BLOB_LEN);
 	put(b, BLOB_MAGIC, 4);
-	b[4] = 1;
+	b[4] = BLOB_VERSION;
 	b[5] = o->role;
 	put(b + 6, o->n_ep, 2);
 	put(b + 8, o->mtu, 2);
@@ -71,7 +72,7 @@ static int blob_get(const void *p, size_t len, uint8_t role,
 	const uint8_t *b = p;
 	const char *bad = NULL;
 
-	if (len != BLOB_LEN || get(b, 4) != BLOB_MAGIC || b[4] != 1 ||
+	if (len != BLOB_LEN || get(b, 4) != BLOB_MAGIC || b[4] != BLOB_VERSION ||
 	    b[5] != role)
 		bad = "is not a uroce endpoint description of this version";
 	if (!bad) {
@@ -210,6 +211,9 @@ static int uroce_listen(struct ferry_xport *x, struct ferry_mr *ring,
 {
 	struct blob o;
 
+	if (x->attr.family)
+		return ferry__uroce_rc_listen(x, ring, blob, blob_len, why,
+					      whylen);
 	if (*blob_len < BLOB_LEN || !(ring->access & FERRY_ACCESS_REMOTE_WRITE)) {
 		ferry__why(why, whylen, "uroce: listen needs a remotely "
 					"writable ring and %d bytes of blob",
@@ -225,16 +229,13 @@ static int uroce_listen(struct ferry_xport *x, struct ferry_mr *ring,
 	return 0;
 }
 
-/* Both ends: the peer's blob is in; make the QPs and start serving them. */
-static int start(struct ferry_xport *x, const struct blob *peer,
-		 bool receiver, uint64_t ring_len, char *why, size_t whylen)
+int ferry__uroce_start(struct ferry_xport *x, bool receiver,
+		       uint64_t ring_len, unsigned peer_rx_frames, char *why,
+		       size_t whylen)
 {
 	int err;
 
-	x->peer = peer->addr;
-	x->peer_tag = peer->tag;
-	x->peer_seed = peer->seed;
-	err = ferry__uroce_eps_create(x, receiver, ring_len, peer->rx_frames,
+	err = ferry__uroce_eps_create(x, receiver, ring_len, peer_rx_frames,
 				      why, whylen);
 	if (!err) {
 		err = ferry__uport_attach(x->port, x);
@@ -247,6 +248,17 @@ static int start(struct ferry_xport *x, const struct blob *peer,
 	return err;
 }
 
+/* Both ends: the peer's blob is in; make the QPs and start serving them. */
+static int start(struct ferry_xport *x, const struct blob *peer,
+		 bool receiver, uint64_t ring_len, char *why, size_t whylen)
+{
+	x->peer = peer->addr;
+	x->peer_tag = peer->tag;
+	x->peer_seed = peer->seed;
+	return ferry__uroce_start(x, receiver, ring_len, peer->rx_frames, why,
+				  whylen);
+}
+
 static int uroce_connect(struct ferry_xport *x, const void *blob,
 			 size_t blob_len, void *out, size_t *out_len, char *why,
 			 size_t whylen)
@@ -254,6 +266,9 @@ static int uroce_connect(struct ferry_xport *x, const void *blob,
 	struct blob peer, o;
 	int err;
 
+	if (x->attr.family)
+		return ferry__uroce_rc_connect(x, blob, blob_len, out, out_len,
+					       why, whylen);
 	if (*out_len < BLOB_LEN)
 		return -EINVAL;
 	err = blob_get(blob, blob_len, ROLE_RECEIVER, x, &peer, why, whylen);
@@ -281,6 +296,9 @@ static int uroce_accept(struct ferry_xport *x, const void *peer_blob,
 	struct blob peer;
 	int err;
 
+	if (x->attr.family)
+		return ferry__uroce_rc_accept(x, peer_blob, peer_len, why,
+					      whylen);
 	if (!x->ring)
 		return -EINVAL;
 	err = blob_get(peer_blob, peer_len, ROLE_SENDER, x, &peer, why, whylen);
@@ -325,6 +343,7 @@ static void uroce_close(struct ferry_xport *x)
 	ferry__uroce_eps_free(x);
 	ferry__rc_pd_destroy(x->pd);
 	ferry__uport_tag_free(x->port, x->tag);
+	free(x->peer_qp);
 	free(x);
 }
 
@@ -348,4 +367,5 @@ const struct ferry_xport_ops ferry__xport_uroce = {
 	.poll_why = "its port thread polls the DPDK port; the workers spin, "
 		    "then back off to short sleeps when idle",
 	.duplex = uroce_duplex,
+	.wire = FERRY_WIRE_ROCEV2, /* a verbs peer: uroce_rocev2.c */
 };

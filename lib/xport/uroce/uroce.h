@@ -28,7 +28,10 @@
  * QP numbers: tag << 9 | endpoint, with a per-session random tag unique in
  * the process, so the polling thread demultiplexes on the number alone
  * and frames of an older session are dropped. Start PSNs come from a
- * random per-session seed. Both travel in the endpoint blobs (uroce.c).
+ * random per-session seed. Both travel in the endpoint blobs (uroce.c);
+ * with a verbs peer (attr.family), this end's QPNs and PSNs go in the
+ * RoCEv2 family's description, and the peer's come back listed there
+ * (uroce_rocev2.c).
  */
 #ifndef FERRY_UROCE_H
 #define FERRY_UROCE_H
@@ -39,16 +42,15 @@
 
 #include "ferry/session.h"
 #include "ferry/xport.h"
+#include "xport/rocev2.h"
 #include "xport/uroce/port.h"
 #include "xport/uroce/rc.h"
 
 #define FERRY__UROCE_QPN_SHIFT 9
 #define FERRY__UROCE_MSG 64 /* receive buffer bytes: one small message */
 #define FERRY__UROCE_HELLO UINT64_MAX /* wr_id of the receiver's hello */
-/* The hello's 16 bytes (Wireshark's RPC-over-RDMA heuristic calls SENDs
- * of less than 16 bytes malformed) */
-#define FERRY__UROCE_HELLO_MSG "ferry uroce helo"
-#define FERRY__UROCE_HELLO_LEN 16
+/* The hello's bytes are the RoCEv2 family's (FERRY__ROCEV2_HELLO), so a
+ * verbs peer sends and expects the same. */
 
 _Static_assert(FERRY_XPORT_MSG_MAX <= FERRY__UROCE_MSG, "messages fit");
 _Static_assert(FERRY_MAX_STREAMS <= (1u << FERRY__UROCE_QPN_SHIFT),
@@ -117,6 +119,9 @@ struct ferry_xport {
 	struct ferry_roce_addr peer;
 	uint32_t peer_tag, peer_rkey;
 	uint64_t peer_seed;
+	uint64_t peer_base;        /* RETH address of its ring's offset 0 */
+	struct ferry__rocev2_qp *peer_qp; /* a verbs peer's QPs (n_ep),
+					     or NULL: from tag and seed */
 	struct ferry__uep *ep;     /* n_ep, once connected */
 	bool attached;
 	atomic_bool cancelled;
@@ -125,14 +130,32 @@ struct ferry_xport {
 /* Start PSN of endpoint i for a seed (24 bits). */
 uint32_t ferry__uroce_psn(uint64_t seed, unsigned i);
 
-/* Endpoints (uroce_ep.c): with mtu, the peer's address, tag and seed set,
- * size the rings for a receive ring of ring_len bytes, create the QPs,
- * post their receives and connect them; the receiver's also queue their
- * hello. Free logs the counters. */
+/* Endpoints (uroce_ep.c): with mtu, the peer's address and its QPs (tag
+ * and seed, or peer_qp) set, size the rings for a receive ring of
+ * ring_len bytes, create the QPs, post their receives and connect them;
+ * the receiver's also queue their hello. peer_rx_frames: what the peer's
+ * port takes in a burst (0: unknown). Free logs the counters. */
 int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
 			    uint64_t ring_len, unsigned peer_rx_frames, char *why,
 			    size_t whylen);
 void ferry__uroce_eps_free(struct ferry_xport *x);
+
+/* Both ends, the peer's description in (x->peer and its QPs set): make
+ * the QPs and hand the session to the polling thread (uroce.c). */
+int ferry__uroce_start(struct ferry_xport *x, bool receiver,
+		       uint64_t ring_len, unsigned peer_rx_frames, char *why,
+		       size_t whylen);
+
+/* A verbs peer (attr.family): listen, connect and accept in the RoCEv2
+ * family's description (uroce_rocev2.c). */
+int ferry__uroce_rc_listen(struct ferry_xport *x, struct ferry_mr *ring,
+			   void *blob, size_t *blob_len, char *why,
+			   size_t whylen);
+int ferry__uroce_rc_connect(struct ferry_xport *x, const void *blob,
+			    size_t blob_len, void *out, size_t *out_len,
+			    char *why, size_t whylen);
+int ferry__uroce_rc_accept(struct ferry_xport *x, const void *peer_blob,
+			   size_t peer_len, char *why, size_t whylen);
 
 /* The polling thread's service of one session (lcore.c): submit posted
  * work, run the engine's timers, move completions. Returns work done. */

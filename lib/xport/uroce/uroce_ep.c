@@ -42,15 +42,23 @@ static uint32_t ring_entries(uint64_t ring_len, unsigned n_ep)
 
 /* Packets in flight per QP: together the QPs should not overrun the
  * peer's receive ring (af_packet drops what does not fit, and go-back-N
- * then resends a whole window). */
+ * then resends a whole window). A peer that names no limit (a NIC, rxe)
+ * gets the engine's default per QP. */
 static uint32_t window(unsigned peer_rx_frames, unsigned n_ep)
 {
-	uint32_t w = peer_rx_frames * 3 / 4 / n_ep;
+	uint32_t w = peer_rx_frames ? peer_rx_frames * 3 / 4 / n_ep :
+				      FERRY_RC_DEF_WINDOW;
 	const char *env = getenv("FERRY_UROCE_WINDOW");
 
 	if (env && *env)
 		w = (uint32_t)strtoul(env, NULL, 10);
 	return w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_MAX ? WINDOW_MAX : w;
+}
+
+static uint32_t peer_qpn(const struct ferry_xport *x, unsigned i)
+{
+	return x->peer_qp ? x->peer_qp[i].qpn :
+			    x->peer_tag << FERRY__UROCE_QPN_SHIFT | i;
 }
 
 static int ep_create(struct ferry_xport *x, unsigned i,
@@ -67,16 +75,15 @@ static int ep_create(struct ferry_xport *x, unsigned i,
 		return -ENOMEM;
 	e->qpn = x->tag << FERRY__UROCE_QPN_SHIFT | i;
 	e->my_psn = ferry__uroce_psn(x->seed, i);
-	e->peer_psn = ferry__uroce_psn(x->peer_seed, i);
+	e->peer_psn = x->peer_qp ? x->peer_qp[i].psn :
+				   ferry__uroce_psn(x->peer_seed, i);
 	a.qpn = e->qpn;
 	rc = ferry__rc_create(&a, &e->qp);
 	for (uint32_t j = 0; !rc && j < x->R; j++)
 		rc = ferry__rc_post_recv(e->qp, e->rbuf[j], FERRY__UROCE_MSG, j);
 	if (!rc)
-		rc = ferry__rc_connect(e->qp,
-				       x->peer_tag << FERRY__UROCE_QPN_SHIFT | i,
-				       e->my_psn, e->peer_psn, &x->port->addr,
-				       &x->peer, 0);
+		rc = ferry__rc_connect(e->qp, peer_qpn(x, i), e->my_psn,
+				       e->peer_psn, &x->port->addr, &x->peer, 0);
 	return rc;
 }
 
@@ -115,8 +122,8 @@ int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
 		x->ep[i].ready = receiver;
 		if (!rc && receiver)
 			rc = ferry__rc_post_send(x->ep[i].qp,
-						 FERRY__UROCE_HELLO_MSG,
-						 FERRY__UROCE_HELLO_LEN,
+						 FERRY__ROCEV2_HELLO,
+						 FERRY__ROCEV2_HELLO_LEN,
 						 FERRY__UROCE_HELLO, false);
 	}
 	if (rc)
@@ -126,8 +133,7 @@ int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
 		ferry__log(FERRY_LOG_INFO,
 			   "uroce: %u QP(s) 0x%06x.. -> 0x%06x.., path MTU %u, "
 			   "window %u packets, %u-entry rings",
-			   x->n_ep, x->ep[0].qpn,
-			   x->peer_tag << FERRY__UROCE_QPN_SHIFT, x->mtu,
+			   x->n_ep, x->ep[0].qpn, peer_qpn(x, 0), x->mtu,
 			   base.window_pkts, x->R);
 	return rc;
 }

@@ -35,6 +35,22 @@ static int verbs_probe(char *why, size_t whylen)
 	return 0;
 }
 
+/* For `--transport auto`: is there an RDMA device on the way to peer
+ * (or the one FERRY_VERBS_DEVICE names)? Only a definite no says no: an
+ * ambiguous choice is left to open, which explains it. */
+static int verbs_reach(const struct sockaddr *peer, socklen_t peer_len,
+		       char *why, size_t whylen)
+{
+	char route_if[FERRY_IFNAMSIZ], dev[64];
+	int err;
+
+	if (ferry_topo_route_netdev(peer, peer_len, route_if) != 0)
+		route_if[0] = '\0';
+	err = ferry__verbs_pick_dev(NULL, getenv("FERRY_VERBS_DEVICE"),
+				    route_if, dev, sizeof(dev), why, whylen);
+	return err == -FERRY_ENOXPORT ? err : 0;
+}
+
 /* Does this process hold CAP_IPC_LOCK (which lifts RLIMIT_MEMLOCK for
  * registrations)? Read from /proc to avoid a libcap dependency. */
 static bool has_cap_ipc_lock(void)
@@ -339,4 +355,7 @@ const struct ferry_xport_ops ferry__xport_verbs = {
 	.poll_modes = FERRY_POLL_BIT(FERRY_POLL_BUSY) |
 		      FERRY_POLL_BIT(FERRY_POLL_EVENT),
 	.poll_default = FERRY_POLL_BUSY,
+	.reach = verbs_reach,
+	/* a uroce peer: QPs brought up by hand, verbs_rc.c */
+	.wire = FERRY_WIRE_ROCEV2,
 };

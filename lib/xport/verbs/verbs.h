@@ -9,6 +9,10 @@
  *   one worker thread; one rdma_cm event channel, read by a cm thread
  *   (receiver: from listen on, so it accepts QPs whenever the sender's
  *   REQs come; both: marks endpoints whose peer disconnected).
+ * With a uroce peer (attr.family, verbs_rc.c) there is no rdma_cm: the QPs
+ * are made on the PD and brought to RTS from the RoCEv2 family's endpoint
+ * description (lib/xport/rocev2.h); the receiver's hello on each QP tells
+ * its sender that the QP is ready.
  *
  * Endpoint blob (listen -> control channel -> connect), little-endian,
  * FERRY__VERBS_BLOB_LEN bytes:
@@ -135,6 +139,8 @@ struct verbs_ep {
 	struct ibv_sge wsge, ssge;
 	struct ibv_recv_wr rwr[FERRY__VERBS_POLL_BATCH]; /* SRQ reposts */
 	struct ibv_sge rsge[FERRY__VERBS_POLL_BATCH];
+	bool await_hello;            /* sender with a family peer: post
+					nothing before its hello came */
 	int err;                     /* first error: every later call */
 	uint64_t qp_err_ns;          /* receiver: when its QP was first seen
 					in the error state, 0 if never */
@@ -144,6 +150,7 @@ struct verbs_ep {
 	struct rdma_cm_id *id;
 	enum verbs_ep_state state;
 	unsigned idx;
+	uint32_t psn;                /* family peer: this QP's first PSN */
 	uint64_t t0_ns;              /* connect started (RTT estimate) */
 } __attribute__((aligned(64)));
 
@@ -152,6 +159,7 @@ struct ferry_xport {
 	unsigned n_ep;
 	struct verbs_ep *ep;
 	atomic_bool cancelled;
+	bool receiver;               /* listen was called */
 
 	/* device */
 	struct ibv_context **devs;   /* rdma_get_devices(), librdmacm's */
@@ -163,6 +171,14 @@ struct ferry_xport {
 	uint32_t max_msg;            /* smallest port max_msg_sz in use */
 	uint8_t ack_timeout;
 	double rtt_ms;
+
+	/* a peer of the RoCEv2 family (attr.family, verbs_rc.c): this end
+	 * as its QPs name it */
+	unsigned port, gid_index;
+	uint32_t ip;                 /* IPv4, host order: GID ::ffff:ip */
+	uint8_t mac[6];
+	uint32_t mtu;                /* path MTU in bytes: the port's, then
+					the one agreed */
 
 	/* registrations and the locked-memory budget */
 	struct ferry_mr *mrs;
@@ -285,6 +301,17 @@ int ferry__verbs_pick_dev(const char *sysroot, const char *want,
 			  const char *route_if, char *dev, size_t devlen,
 			  char *why, size_t whylen);
 
+/* The RoCE v2 GID entry of dev for IPv4 address ip (host order):
+ * SYSROOT/class/infiniband/DEV/ports/P/gids/N reads ::ffff:ip and
+ * gid_attrs/types/N "RoCE v2". 0 with *port and *index, -ENOENT when no
+ * entry has it, -ENODEV when dev has no ports. */
+int ferry__verbs_gid_find(const char *sysroot, const char *dev, uint32_t ip,
+			  unsigned *port, unsigned *index);
+/* The Ethernet address of netdev ifname (SYSROOT/class/net/IF/address).
+ * 0, -ENODEV, -errno, or -EINVAL when it is not one. */
+int ferry__verbs_netdev_mac(const char *sysroot, const char *ifname,
+			    uint8_t mac[6]);
+
 /* --- error conversion, the one boundary (verbs_err.c) --- */
 
 /* libibverbs calls returning 0 or a positive errno. */
@@ -312,10 +339,26 @@ int ferry__verbs_duplex(struct ferry_xport *x, struct ferry_mr *ring,
 int ferry__verbs_connect(struct ferry_xport *x, const void *blob,
 			 size_t blob_len, void *out, size_t *out_len,
 			 char *why, size_t whylen);
+/* An address of the device's netdev in family fam: want itself if the
+ * netdev holds it, else its first one (no IPv6 link-local). 0, or
+ * -EADDRNOTAVAIL. */
+int ferry__verbs_dev_addr(const struct ferry_xport *x, int fam,
+			  const struct sockaddr_storage *want,
+			  struct sockaddr_storage *out);
 /* Stop the cm thread (it touches the ring while accepting). Idempotent. */
 void ferry__verbs_cm_stop(struct ferry_xport *x);
 /* Tear down endpoints, SRQ, listener, channel and the cm thread. */
 void ferry__verbs_cm_close(struct ferry_xport *x);
+
+/* --- a peer of the RoCEv2 family: QPs brought up by hand (verbs_rc.c) */
+int ferry__verbs_rc_listen(struct ferry_xport *x, struct ferry_mr *ring,
+			   void *blob, size_t *blob_len, char *why,
+			   size_t whylen);
+int ferry__verbs_rc_connect(struct ferry_xport *x, const void *blob,
+			    size_t blob_len, void *out, size_t *out_len,
+			    char *why, size_t whylen);
+int ferry__verbs_rc_accept(struct ferry_xport *x, const void *peer_blob,
+			   size_t peer_len, char *why, size_t whylen);
 
 /* --- queue pairs and the SRQ (verbs_qp.c) --- */
 int ferry__verbs_srq_create(struct ferry_xport *x, char *why, size_t whylen);
@@ -324,7 +367,9 @@ void ferry__verbs_srq_destroy(struct ferry_xport *x);
  * requests (no device calls: the unit test drives the datapath with it). */
 int ferry__verbs_ep_init(struct ferry_xport *x, struct verbs_ep *e,
 			 unsigned sq_depth);
-/* CQs and the QP of e on id; sets the ACK timeout. */
+/* CQs and the QP of e on id (rdma_cm), or with id NULL on the PD, in the
+ * RESET state, on port x->port (a family peer: verbs_rc.c); the ACK
+ * timeout is set on id. */
 int ferry__verbs_ep_create(struct ferry_xport *x, struct verbs_ep *e,
 			   struct rdma_cm_id *id, char *why, size_t whylen);
 void ferry__verbs_ep_destroy(struct ferry_xport *x, struct verbs_ep *e);
@@ -349,5 +394,8 @@ int ferry__verbs_post_send(struct ferry_xport *x, unsigned ep,
 			   const void *msg, size_t len);
 int ferry__verbs_poll(struct ferry_xport *x, unsigned ep,
 		      struct ferry_wc *wc, unsigned max, int timeout_ms);
+/* Sender with a family peer: wait, up to the session timeout, until the
+ * receiver's hello arrived on ep. 0 or a negative error. */
+int ferry__verbs_hello_wait(struct ferry_xport *x, struct verbs_ep *e);
 
 #endif

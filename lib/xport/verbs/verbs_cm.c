@@ -73,12 +73,10 @@ static bool same_ip(const struct sockaddr_storage *a, const struct sockaddr *b)
 		      &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
 }
 
-/* An address of the device's netdev in family fam: want itself if the
- * netdev holds it, else the first one (no IPv6 link-local: it would need a
- * scope). Port 0. */
-static int dev_addr(const struct ferry_xport *x, int fam,
-		    const struct sockaddr_storage *want,
-		    struct sockaddr_storage *out)
+/* (no IPv6 link-local: it would need a scope). Port 0. */
+int ferry__verbs_dev_addr(const struct ferry_xport *x, int fam,
+			  const struct sockaddr_storage *want,
+			  struct sockaddr_storage *out)
 {
 	struct ifaddrs *ifs, *i;
 	int r = -EADDRNOTAVAIL;
@@ -286,16 +284,21 @@ int ferry__verbs_listen(struct ferry_xport *x, struct ferry_mr *ring,
 	char a[INET6_ADDRSTRLEN];
 	int err;
 
+	if (x->attr.family)
+		return ferry__verbs_rc_listen(x, ring, blob, blob_len, why,
+					      whylen);
 	if (!ring || !(ring->access & FERRY_ACCESS_REMOTE_WRITE) || x->ch ||
 	    *blob_len < FERRY__VERBS_BLOB_LEN)
 		return -EINVAL;
 	x->ring = ring;
+	x->receiver = true;
 	err = ferry__random(x->token, sizeof(x->token));
 	if (err)
 		return err;
 	normalise(&ss);
 	bl.addr = ss;
-	if (x->netdev[0] && dev_addr(x, ss.ss_family, &ss, &bl.addr) != 0) {
+	if (x->netdev[0] &&
+	    ferry__verbs_dev_addr(x, ss.ss_family, &ss, &bl.addr) != 0) {
 		ferry__why(why, whylen,
 			   "verbs: %s (the netdev of %s) has no usable %s address",
 			   x->netdev, x->dev,
@@ -427,6 +430,9 @@ int ferry__verbs_accept(struct ferry_xport *x, const void *peer_blob,
 			    (uint64_t)x->attr.timeout_ms * 1000000ull;
 	int err;
 
+	if (x->attr.family)
+		return ferry__verbs_rc_accept(x, peer_blob, peer_len, why,
+					      whylen);
 	if (!x->lid || !x->cm_on)
 		return -EINVAL;
 	/* the REQs carried what the receiver needs; a duplex sender adds
@@ -649,6 +655,9 @@ int ferry__verbs_connect(struct ferry_xport *x, const void *blob,
 	bool use_src = false;
 	int err;
 
+	if (x->attr.family)
+		return ferry__verbs_rc_connect(x, blob, blob_len, out, out_len,
+					       why, whylen);
 	if (x->ch)
 		return -EINVAL;
 	err = ferry__verbs_blob_decode(blob, blob_len, &bl);
@@ -662,7 +671,7 @@ int ferry__verbs_connect(struct ferry_xport *x, const void *blob,
 	/* A device the user named: leave from its address. Otherwise the
 	 * route decides, and ADDR_RESOLVED checks it is our device. */
 	if (x->dev_forced && x->netdev[0] &&
-	    dev_addr(x, bl.addr.ss_family, NULL, &src) == 0)
+	    ferry__verbs_dev_addr(x, bl.addr.ss_family, NULL, &src) == 0)
 		use_src = true;
 	err = channel_open(x);
 	if (err) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -238,4 +239,91 @@ int ferry__verbs_pick_dev(const char *sysroot, const char *want,
 		   "no route to the peer says which of %d RDMA devices to use (%s): name one in FERRY_VERBS_DEVICE",
 		   n, have);
 	return -ENODEV;
+}
+
+/* "0000:0000:0000:0000:0000:ffff:c612:fa01" as 16 bytes. */
+static bool parse_gid(const char *s, uint8_t gid[16])
+{
+	for (int i = 0; i < 8; i++) {
+		unsigned v;
+		int n;
+
+		if (sscanf(s, "%4x%n", &v, &n) != 1 || n != 4 ||
+		    s[4] != (i < 7 ? ':' : '\0'))
+			return false;
+		gid[2 * i] = (uint8_t)(v >> 8);
+		gid[2 * i + 1] = (uint8_t)v;
+		s += 5;
+	}
+	return true;
+}
+
+int ferry__verbs_gid_find(const char *sysroot, const char *dev, uint32_t ip,
+			  unsigned *port, unsigned *index)
+{
+	const uint8_t want[16] = { [10] = 0xff, [11] = 0xff,
+				   [12] = (uint8_t)(ip >> 24),
+				   [13] = (uint8_t)(ip >> 16),
+				   [14] = (uint8_t)(ip >> 8), [15] = (uint8_t)ip };
+	char path[PATH_MAX], line[64];
+	struct dirent **ports, **gids;
+	int np, ng, r = -ENOENT;
+
+	if (!valid_name(dev))
+		return -ENODEV;
+	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports",
+		 root(sysroot), dev);
+	np = list_dir(path, &ports);
+	if (np < 0)
+		return -ENODEV;
+	for (int p = 0; p < np && r; p++) {
+		snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%s/gids",
+			 root(sysroot), dev, ports[p]->d_name);
+		ng = list_dir(path, &gids);
+		for (int i = 0; i < ng && r; i++) {
+			char f[PATH_MAX + NAME_MAX + 2];
+			uint8_t gid[16];
+
+			snprintf(f, sizeof(f), "%s/%s", path, gids[i]->d_name);
+			if (read_line(f, line, sizeof(line)) ||
+			    !parse_gid(line, gid) || memcmp(gid, want, 16))
+				continue;
+			snprintf(f, sizeof(f),
+				 "%s/class/infiniband/%s/ports/%s/gid_attrs/types/%s",
+				 root(sysroot), dev, ports[p]->d_name,
+				 gids[i]->d_name);
+			if (read_line(f, line, sizeof(line)) ||
+			    strcasecmp(line, "RoCE v2") != 0)
+				continue;
+			*port = (unsigned)strtoul(ports[p]->d_name, NULL, 10);
+			*index = (unsigned)strtoul(gids[i]->d_name, NULL, 10);
+			r = 0;
+		}
+		if (ng > 0)
+			free_list(gids, ng);
+	}
+	free_list(ports, np);
+	return r;
+}
+
+int ferry__verbs_netdev_mac(const char *sysroot, const char *ifname,
+			    uint8_t mac[6])
+{
+	char path[PATH_MAX], line[64];
+	unsigned b[6];
+	int err;
+
+	if (!valid_name(ifname))
+		return -ENODEV;
+	snprintf(path, sizeof(path), "%s/class/net/%s/address", root(sysroot),
+		 ifname);
+	err = read_line(path, line, sizeof(line));
+	if (err)
+		return err;
+	if (sscanf(line, "%2x:%2x:%2x:%2x:%2x:%2x", &b[0], &b[1], &b[2], &b[3],
+		   &b[4], &b[5]) != 6 || strlen(line) != 17)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
 }

@@ -12,12 +12,17 @@
  * buffer and complete on the receiving QP's CQ; the buffers go back to the
  * SRQ in one chained post per batch. The completion of a write carries
  * imm and byte_len but not where the write landed: wc.offset is
- * FERRY_WC_OFFSET_UNKNOWN and the pipeline derives the slot from imm. */
+ * FERRY_WC_OFFSET_UNKNOWN and the pipeline derives the slot from imm.
+ *
+ * A sender whose receiver is uroce (attr.family) takes the receiver's
+ * first message on each QP as its hello (it reaches nobody) and posts
+ * nothing on that QP before it: the first post waits for it. */
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
 
 #include "util/util.h"
+#include "xport/rocev2.h"
 #include "xport/verbs/verbs.h"
 
 #define SPIN_CHECK 1023u /* look at the clock every 1024 empty polls */
@@ -184,6 +189,8 @@ int ferry__verbs_post_write_imm(struct ferry_xport *x, unsigned ep,
 	bool user = flags & FERRY_POST_SIGNALED, sig;
 	int err = check_ep(x, e);
 
+	if (!err && e->await_hello)
+		err = ferry__verbs_hello_wait(x, e);
 	if (err)
 		return err;
 	if (!lmr || l < lmr->base || len > lmr->len ||
@@ -224,6 +231,8 @@ int ferry__verbs_post_send(struct ferry_xport *x, unsigned ep, const void *msg,
 	bool sig;
 	int err = check_ep(x, e);
 
+	if (!err && e->await_hello)
+		err = ferry__verbs_hello_wait(x, e);
 	if (err)
 		return err;
 	if (len > FERRY_XPORT_MSG_MAX)
@@ -243,6 +252,20 @@ int ferry__verbs_post_send(struct ferry_xport *x, unsigned ep, const void *msg,
 		return ep_fail(e, err, "posting a message", NULL);
 	account(e, sig, 0, false);
 	return 0;
+}
+
+/* A sender's first message from a receiver of the RoCEv2 family: its
+ * hello (rocev2.h), which only says that the QP is ready. */
+static void take_hello(struct verbs_ep *e, const struct ibv_wc *c,
+		       const uint8_t *buf)
+{
+	if (c->opcode == IBV_WC_RECV && !(c->wc_flags & IBV_WC_WITH_IMM) &&
+	    c->byte_len == FERRY__ROCEV2_HELLO_LEN &&
+	    memcmp(buf, FERRY__ROCEV2_HELLO, FERRY__ROCEV2_HELLO_LEN) == 0)
+		e->await_hello = false;
+	else
+		ep_fail(e, -FERRY_EPROTO,
+			"the receiver's first message is not its hello", NULL);
 }
 
 /* Reap the receive CQ into wc; give the buffers back to the SRQ in one
@@ -272,7 +295,9 @@ static unsigned reap_recv(struct ferry_xport *x, struct verbs_ep *e,
 			wc_fail(x, e, &c[i], "receive");
 			continue;
 		}
-		if (c[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		if (e->await_hello) {
+			take_hello(e, &c[i], buf);
+		} else if (c[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 			wc[n].op = FERRY_WC_WRITE_IMM;
 			wc[n].imm = be32toh(c[i].imm_data);
 			wc[n].len = c[i].byte_len;
@@ -320,7 +345,7 @@ static int idle_check(struct ferry_xport *x, struct verbs_ep *e)
 	struct ibv_qp_attr a;
 	uint64_t now;
 
-	if (!x->lid || ibv_query_qp(e->qp, &a, IBV_QP_STATE, &ia) ||
+	if (!x->receiver || ibv_query_qp(e->qp, &a, IBV_QP_STATE, &ia) ||
 	    a.qp_state != IBV_QPS_ERR)
 		return 0;
 	now = ferry__now_ns();
@@ -397,4 +422,39 @@ int ferry__verbs_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
 				return idle_check(x, e);
 		}
 	}
+}
+
+int ferry__verbs_hello_wait(struct ferry_xport *x, struct verbs_ep *e)
+{
+	uint64_t deadline = ferry__now_ns() +
+			    (uint64_t)x->attr.timeout_ms * 1000000ull;
+	unsigned spins = 0;
+	struct ferry_wc wc;
+
+	while (e->await_hello) {
+		int err = 0;
+
+		if (reap_recv(x, e, &wc, 1) && !e->err)
+			err = -FERRY_EPROTO; /* only the hello comes first */
+		if (e->err || err)
+			return ep_fail(e, err, "a completion before the receiver's hello",
+				       NULL);
+		if (!e->await_hello)
+			break;
+		if (cancelled(x))
+			return -ECANCELED;
+		if ((e->cch || (++spins & SPIN_CHECK) == 0) &&
+		    ferry__now_ns() > deadline)
+			return ep_fail(e, -FERRY_ETIMEOUT,
+				       "no hello from the receiver's queue pair within the timeout",
+				       NULL);
+		if (e->cch) {
+			err = e->armed ? ferry__verbs_event_wait(e, -1) :
+					 ferry__verbs_event_arm(e);
+			if (err)
+				return ep_fail(e, err, "waiting for the hello",
+					       NULL);
+		}
+	}
+	return 0;
 }

@@ -164,6 +164,21 @@ int ferry__verbs_ep_init(struct ferry_xport *x, struct verbs_ep *e,
 	return 0;
 }
 
+/* Before the QP reaches RTS (rdma_connect / rdma_accept). Kernels before
+ * 4.18 lack the option: they keep rdma_cm's default. */
+static void set_ack_timeout(struct ferry_xport *x, struct verbs_ep *e)
+{
+	int err = ferry__verbs_cm(rdma_set_option(e->id, RDMA_OPTION_ID,
+						  RDMA_OPTION_ID_ACK_TIMEOUT,
+						  &x->ack_timeout,
+						  sizeof(x->ack_timeout)));
+
+	if (err && e->idx == 0)
+		ferry__log(FERRY_LOG_WARN,
+			   "verbs: cannot set the ACK timeout (%s); the kernel's default applies",
+			   ferry_strerror(err));
+}
+
 int ferry__verbs_ep_create(struct ferry_xport *x, struct verbs_ep *e,
 			   struct rdma_cm_id *id, char *why, size_t whylen)
 {
@@ -198,7 +213,12 @@ int ferry__verbs_ep_create(struct ferry_xport *x, struct verbs_ep *e,
 	qa.cap.max_recv_sge = 1;
 	qa.cap.max_inline_data = FERRY_XPORT_MSG_MAX; /* credits go inline */
 	qa.qp_type = IBV_QPT_RC;
-	err = ferry__verbs_cm(rdma_create_qp(id, x->pd, &qa));
+	if (id) {
+		err = ferry__verbs_cm(rdma_create_qp(id, x->pd, &qa));
+	} else { /* a family peer: brought up by hand (verbs_rc.c) */
+		e->qp = ibv_create_qp(x->pd, &qa);
+		err = e->qp ? 0 : ferry__verbs_errno();
+	}
 	if (err) {
 		ferry__why(why, whylen,
 			   "verbs: %s: cannot create queue pair %u (%u send WRs, %d bytes inline): %s",
@@ -206,19 +226,13 @@ int ferry__verbs_ep_create(struct ferry_xport *x, struct verbs_ep *e,
 			   ferry_strerror(err));
 		goto out_cq;
 	}
-	e->qp = id->qp;
-	e->id = id;
-	/* Before the QP reaches RTS (rdma_connect / rdma_accept). Kernels
-	 * before 4.18 lack the option: they keep rdma_cm's default. */
-	err = ferry__verbs_cm(rdma_set_option(id, RDMA_OPTION_ID,
-					      RDMA_OPTION_ID_ACK_TIMEOUT,
-					      &x->ack_timeout,
-					      sizeof(x->ack_timeout)));
-	if (err && e->idx == 0)
-		ferry__log(FERRY_LOG_WARN,
-			   "verbs: cannot set the ACK timeout (%s); the kernel's default applies",
-			   ferry_strerror(err));
-	if (ibv_query_port(x->ctx, id->port_num, &pa) == 0 &&
+	if (id) {
+		e->qp = id->qp;
+		e->id = id;
+		set_ack_timeout(x, e);
+	} /* else the ACK timeout goes with the move to RTS (verbs_rc.c) */
+	if (ibv_query_port(x->ctx, id ? id->port_num : (uint8_t)x->port,
+			   &pa) == 0 &&
 	    pa.max_msg_sz < x->max_msg)
 		x->max_msg = pa.max_msg_sz;
 	return 0;
@@ -241,8 +255,10 @@ out_cq:
 void ferry__verbs_ep_destroy(struct ferry_xport *x, struct verbs_ep *e)
 {
 	(void)x;
-	if (e->qp)
+	if (e->qp && e->id)
 		rdma_destroy_qp(e->id); /* our CQs stay: rdma_cm did not make them */
+	else if (e->qp)
+		ibv_destroy_qp(e->qp);
 	e->qp = NULL;
 	if (e->scq)
 		ibv_destroy_cq(e->scq);
