@@ -46,7 +46,8 @@ u=lib/xport/uroce
 r=lib/rocedump
 sources() {
 	case $1 in
-	ctrl) echo tests/fuzz/fuzz_ctrl.c lib/ctrl/codec.c ;;
+	ctrl) echo tests/fuzz/fuzz_ctrl.c lib/ctrl/codec.c lib/xport/rocev2.c \
+		lib/util/log.c lib/util/escape.c ;;
 	req) echo tests/fuzz/fuzz_req.c lib/ctrl/req.c lib/ctrl/codec.c \
 		lib/io/manifest.c lib/util/escape.c ;;
 	manifest) echo tests/fuzz/fuzz_manifest.c lib/io/manifest.c \
