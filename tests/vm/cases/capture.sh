@@ -1,0 +1,57 @@
+# A whole verbs session as rxe puts it on the wire, read by ferry rocedump
+# (a guest script, tests/vm/run.sh; two guests): guest a captures its
+# eth0 (dumpcap, UDP 4791) while it runs one `ferry bench --transport
+# verbs` to b, from the connection manager's REQ to the DREP that ends
+# it. Then:
+#  - ferry rocedump decodes every frame, with a good ICRC, none
+#    undecodable: the CM MADs on QP 1, RDMA WRITEs with immediate, the
+#    credits' SENDs, ACKs;
+#  - the CM handshake and teardown are there by name: REQ, REP, RTU and
+#    DREQ, DREP;
+#  - tshark (-d udp.port==4791,infiniband) reads the same number of
+#    frames, none malformed.
+. "$(dirname "$0")/../glib.sh"
+
+two || skip "the capture case needs two guests (the wire between them)"
+command -v dumpcap >/dev/null || skip "no dumpcap (Debian's tshark package)"
+
+server() {
+	recv cap 7471
+	mark servers
+	await done 300
+	grep -q "session failed" "$L.cap.log" && bad "the receiver logged a failed session"
+}
+
+client_() {
+	local cap=$W/session.pcapng dump=$W/session.dump
+	await servers
+	dumpcap -i eth0 -f "udp port 4791" -B 64 -w "$cap" >/dev/null 2>"$W/dumpcap.err" &
+	local dpid=$!
+	PIDS+=($dpid)
+	for _ in $(seq 100); do
+		grep -q "Capturing on" "$W/dumpcap.err" && break
+		sleep 0.1
+	done
+	note "one verbs session to $PEER, captured"
+	timeout 120 "$FERRY" bench --key "$KEY" --transport verbs -n 4M -l 1M \
+		--slots 4 -P 2 --json "$PEER:7471" >"$W/bench.json" 2>"$W/bench.err" ||
+		bad "the bench failed: $(tail -n 3 "$W/bench.err")"
+	sleep 1 # the CM's DREQ/DREP after the session's end
+	kill -INT $dpid
+	wait_gone $dpid 10 || bad "dumpcap did not stop"
+	mark done
+	"$FERRY" rocedump "$cap" >"$dump" 2>&1 ||
+		bad "ferry rocedump exited $?: $(tail -n 1 "$dump")"
+	python3 "$CHECK" dump "$dump" 8 || bad "ferry rocedump's counts"
+	for m in REQ REP RTU DREQ DREP; do
+		grep -qw "cm $m" "$dump" || bad "no CM $m in the capture: $(grep -c " cm " "$dump") CM MADs"
+	done
+	n=$(tail -n 1 "$dump" | awk -F', ' '{ print $2 + 0 }')
+	tshark -r "$cap" -d udp.port==4791,infiniband -T fields \
+		-e infiniband.bth.opcode -e _ws.malformed >"$W/session.tshark" 2>/dev/null ||
+		bad "tshark cannot read the capture"
+	python3 "$CHECK" tshark "$W/session.tshark" "$n" 8 || bad "tshark's reading"
+	echo "ok: the whole session: $(tail -n 1 "$dump")"
+}
+
+roles server client_
