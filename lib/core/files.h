@@ -167,6 +167,7 @@ struct frx_live {
 	bool jopen;              /* j holds the sums (multi-chunk files) */
 	bool listed;             /* on the open list */
 	bool sealed;             /* complete: mode and mtime set, closed */
+	bool made_here;          /* created by this session with its mode */
 	struct ferry_journal j;
 	struct ferry_chunk_sum one; /* the sums of a one-chunk file */
 	struct frx_live *prev, *next; /* open list (frx.open_lock) */
@@ -234,6 +235,7 @@ struct ferry__frx {
 	uint32_t flags, cksum;
 	int fsync_mode;         /* enum ferry_fsync */
 	bool keep_setid;
+	mode_t umask;           /* this process's (what open(2) takes away) */
 	uint64_t chunk;
 	struct ferry__fileq q;  /* files whose last chunk landed */
 	pthread_mutex_t stripe[FRX_STRIPES]; /* frx_file.live, by index */
@@ -262,6 +264,12 @@ void ferry__frx_release(struct ferry__frx *r, struct ferry__stage *st,
 /* Datapath helpers the control side shares (files_rx_dp.c). */
 struct frx_live *ferry__frx_live_new(struct ferry__stage *st,
 				     const struct ferry__stage_key *k);
+/* The mode a file lands with (setid and sticky bits only with
+ * keep_setid), and whether a file created with it needs a chmod all the
+ * same (the umask took bits, or bits open(2) may not set). */
+mode_t ferry__frx_mode(const struct ferry__frx *r, const struct ferry_entry *e);
+bool ferry__frx_chmod_needed(const struct ferry__frx *r, mode_t mode);
+
 /* Take f's live entry out of the datapath's reach and free it (waiting
  * for a straggling duplicate chunk to let go). */
 void ferry__frx_live_retire(struct ferry__frx *r, struct frx_file *f);

@@ -177,8 +177,8 @@ static void file_sums(const struct ferry__frx *r, const struct frx_live *l,
 
 /* An empty file is whole the moment it exists: it is made under its
  * name at once (O_EXCL: whoever makes it first has it; no staging, no
- * claim, no rename), then given its mode and mtime. A reader may see it
- * for that moment with mode 0600 and the current time; never with other
+ * claim, no rename), with its mode, then given its mtime. A reader may
+ * see it for that moment with the current time; never with other
  * contents. Replacing a file (--force) goes through the staging area. */
 static int publish_empty(struct ferry__frx *r, uint32_t idx)
 {
@@ -186,6 +186,7 @@ static int publish_empty(struct ferry__frx *r, uint32_t idx)
 	char rel[FERRY_PATH_MAX + FERRY_DEST_MAX], text[FERRY_ERRTEXT_MAX];
 	const char *base;
 	struct stat st;
+	mode_t mode;
 	int pfd, fd, err;
 
 	rel_of(r, idx, rel, sizeof(rel));
@@ -193,8 +194,9 @@ static int publish_empty(struct ferry__frx *r, uint32_t idx)
 	if (pfd < 0)
 		return fail_file(r, idx, pfd, NULL, NULL, 0, 1,
 				 publish_error(pfd, text, sizeof(text)));
+	mode = ferry__frx_mode(r, e);
 	fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				       O_CLOEXEC, 0600);
+				       O_CLOEXEC, mode & 0777);
 	if (fd < 0) {
 		err = -errno;
 		/* made meanwhile: by an earlier attempt of this very transfer? */
@@ -207,8 +209,8 @@ static int publish_empty(struct ferry__frx *r, uint32_t idx)
 		return fail_file(r, idx, err, NULL, NULL, 0, 1,
 				 publish_error(err, text, sizeof(text)));
 	}
-	err = ferry__fs_set_meta(fd, e->mode & (r->keep_setid ? 07777 : 0777),
-				 e->mtime_ns);
+	err = ferry__fs_set_meta(fd, mode, e->mtime_ns,
+				 ferry__frx_chmod_needed(r, mode));
 	if (!err && r->fsync_mode == FERRY_FSYNC_FILE && fsync(pfd))
 		err = -errno;
 	close(fd);

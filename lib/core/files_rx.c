@@ -171,7 +171,7 @@ static int64_t try_resume(struct ferry__frx *r, struct frx_file *f,
 	ferry__stage_name(&k, FERRY__STAGE_JOURNAL, jname);
 	err = ferry__journal_open(&l->j, st->dirfd, jname, &jh, &reused);
 	if (!err && reused && atomic_load(&l->j.n_have)) {
-		fd = ferry__stage_open_part(st, &k, false);
+		fd = ferry__stage_open_part(st, &k, false, 0);
 		buf = malloc(r->chunk);
 	}
 	for (uint64_t c = 0; fd >= 0 && buf && ok && c < f->n_chunks; c++) {
@@ -547,6 +547,7 @@ static int frx_init(struct ferry__frx *r, const struct ferry_opts *o)
 	pthread_mutex_init(&r->open_lock, NULL);
 	r->locks = true;
 	r->max_open = max_open();
+	r->umask = ferry__umask();
 	if (ferry__batch_init(&r->dones, FERRY_MSG_FILE_DONES))
 		return -ENOMEM;
 	r->fsync_mode = o->fsync_mode;

@@ -108,16 +108,27 @@ static bool evict_one(struct ferry__frx *r, struct frx_live *self)
 	return false;
 }
 
-static int open_part(struct ferry__frx *r, struct frx_live *l)
+mode_t ferry__frx_mode(const struct ferry__frx *r, const struct ferry_entry *e)
 {
-	int fd = ferry__stage_open_part(l->st, &l->key, !l->created);
+	return e->mode & (r->keep_setid ? 07777 : 0777);
+}
+
+bool ferry__frx_chmod_needed(const struct ferry__frx *r, mode_t mode)
+{
+	return (mode & 07000) || (mode & r->umask);
+}
+
+static int open_part(struct ferry__frx *r, struct frx_live *l, mode_t mode)
+{
+	int fd = ferry__stage_open_part(l->st, &l->key, !l->created, mode);
 
 	if (fd == -EMFILE || fd == -ENFILE) {
 		pthread_mutex_lock(&r->open_lock);
 		bool room = evict_one(r, l);
 		pthread_mutex_unlock(&r->open_lock);
 		if (room)
-			fd = ferry__stage_open_part(l->st, &l->key, !l->created);
+			fd = ferry__stage_open_part(l->st, &l->key, !l->created,
+						    mode);
 	}
 	return fd;
 }
@@ -139,9 +150,11 @@ static int open_files(struct ferry__frx *r, struct frx_live *l,
 	ferry__stage_name(&l->key, FERRY__STAGE_JOURNAL, jname);
 	if (!l->created && n_chunks > 1)
 		ferry__stage_drop(l->st, &l->key, false, true);
-	fd = open_part(r, l);
+	fd = open_part(r, l, ferry__frx_mode(r, e) & 0777);
 	if (fd < 0)
 		return fd;
+	if (!l->created)
+		l->made_here = true;
 	l->created = true;
 	if (n_chunks > 1 && !l->jopen) {
 		struct ferry_journal_hdr jh = { e->size, e->mtime_ns, r->chunk };
@@ -172,11 +185,13 @@ static int open_files(struct ferry__frx *r, struct frx_live *l,
 int ferry__frx_live_seal(struct ferry__frx *r, struct frx_live *l,
 			 const struct ferry_entry *e)
 {
-	mode_t mode = e->mode & (r->keep_setid ? 07777 : 0777);
+	mode_t mode = ferry__frx_mode(r, e);
 	int err = open_files(r, l, e, ferry__journal_chunks(e->size, r->chunk));
 
 	if (!err)
-		err = ferry__fs_set_meta(l->partfd, mode, e->mtime_ns);
+		err = ferry__fs_set_meta(l->partfd, mode, e->mtime_ns,
+					 !l->made_here ||
+					 ferry__frx_chmod_needed(r, mode));
 	if (!err && r->fsync_mode == FERRY_FSYNC_FILE && fsync(l->partfd))
 		err = -errno;
 	close_files(r, l);

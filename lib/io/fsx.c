@@ -275,7 +275,21 @@ int ferry__fs_mounts_below(int rootfd, char ***out)
 	return (int)n;
 }
 
-int ferry__fs_set_meta(int fd, mode_t mode, int64_t mtime_ns)
+mode_t ferry__umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned m = 022;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &m) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (mode_t)(m & 0777);
+}
+
+int ferry__fs_set_meta(int fd, mode_t mode, int64_t mtime_ns, bool set_mode)
 {
 	int64_t sec = mtime_ns / 1000000000, nsec = mtime_ns % 1000000000;
 	struct timespec ts[2];
@@ -288,7 +302,7 @@ int ferry__fs_set_meta(int fd, mode_t mode, int64_t mtime_ns)
 	ts[0].tv_nsec = UTIME_OMIT;
 	ts[1].tv_sec = (time_t)sec;
 	ts[1].tv_nsec = (long)nsec;
-	return fchmod(fd, mode & 07777) || futimens(fd, ts) ? -errno : 0;
+	return (set_mode && fchmod(fd, mode & 07777)) || futimens(fd, ts) ? -errno : 0;
 }
 
 int ferry__fs_free_bytes(int dirfd, uint64_t *out)

@@ -52,8 +52,14 @@ void ferry__dirs_free(struct ferry__dirs *d);
  * or no /proc) or -ENOMEM. */
 int ferry__fs_mounts_below(int rootfd, char ***out);
 
-/* Set a finished file's mode and mtime. */
-int ferry__fs_set_meta(int fd, mode_t mode, int64_t mtime_ns);
+/* Set a finished file's mtime, and its mode with chmod (a file created
+ * with its mode and untouched by the umask needs none). */
+int ferry__fs_set_meta(int fd, mode_t mode, int64_t mtime_ns,
+		       bool set_mode);
+
+/* This process's umask, read without changing it (/proc/self/status;
+ * 022 where that says nothing). */
+mode_t ferry__umask(void);
 
 /* Free bytes available to this user on the file system of dirfd. */
 int ferry__fs_free_bytes(int dirfd, uint64_t *out);

@@ -245,27 +245,29 @@ void ferry__stage_drop(const struct ferry__stage *s,
 	}
 }
 
-static int create_part(const struct ferry__stage *s, const char *name)
+static int create_part(const struct ferry__stage *s, const char *name,
+		       mode_t mode)
 {
 	const int flags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 	char sub[3] = { name[0], name[1], 0 };
-	int fd = openat(s->dirfd, name, flags, 0600);
+	int fd = openat(s->dirfd, name, flags, mode);
 
 	if (fd < 0 && errno == ENOENT) {
 		if (mkdirat(s->dirfd, sub, 0700) && errno != EEXIST)
 			return -errno;
-		fd = openat(s->dirfd, name, flags, 0600);
+		fd = openat(s->dirfd, name, flags, mode);
 	}
 	if (fd < 0 && errno == EEXIST) {
 		/* stale: an attempt that never journaled a chunk */
 		unlinkat(s->dirfd, name, 0);
-		fd = openat(s->dirfd, name, flags, 0600);
+		fd = openat(s->dirfd, name, flags, mode);
 	}
 	return fd >= 0 ? fd : -errno;
 }
 
 int ferry__stage_open_part(const struct ferry__stage *s,
-			   const struct ferry__stage_key *k, bool create)
+			   const struct ferry__stage_key *k, bool create,
+			   mode_t mode)
 {
 	char name[FERRY__STAGE_NAME_LEN];
 	struct stat st;
@@ -273,7 +275,7 @@ int ferry__stage_open_part(const struct ferry__stage *s,
 
 	ferry__stage_name(k, FERRY__STAGE_PART, name);
 	if (create)
-		return create_part(s, name);
+		return create_part(s, name, mode);
 	fd = openat(s->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

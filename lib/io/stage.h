@@ -85,12 +85,15 @@ bool ferry__stage_has(const struct ferry__stage *s,
 		      const struct ferry__stage_key *k,
 		      enum ferry__stage_kind kind);
 
-/* Open the part file for writing. create: a new, empty one (O_EXCL; a
- * stale one in its place is removed first: the caller holds the claim).
- * Otherwise the existing one, refused (-ESTALE) unless it is a regular
- * file of this user with one link. Returns the fd or -errno. */
+/* Open the part file for writing. create: a new, empty one of mode (as
+ * open(2) takes it: the umask applies), with O_EXCL; a stale one in its
+ * place is removed first: the caller holds the claim. (The area itself is
+ * 0700: a part file's mode is for after its publish.) Otherwise the
+ * existing one, refused (-ESTALE) unless it is a regular file of this
+ * user with one link. Returns the fd or -errno. */
 int ferry__stage_open_part(const struct ferry__stage *s,
-			   const struct ferry__stage_key *k, bool create);
+			   const struct ferry__stage_key *k, bool create,
+			   mode_t mode);
 
 /* Remove a target's staged files (kind, or both with both). */
 void ferry__stage_drop(const struct ferry__stage *s,

@@ -180,18 +180,29 @@ static void test_set_meta(void)
 	int fd = openat(destfd, "meta.txt", O_RDWR | O_CREAT, 0600);
 
 	CU_ASSERT_FATAL(fd >= 0);
-	CU_ASSERT_EQUAL(ferry__fs_set_meta(fd, 0640, t1), 0);
+	CU_ASSERT_EQUAL(ferry__fs_set_meta(fd, 0640, t1, true), 0);
 	CU_ASSERT_EQUAL(fstat(fd, &st), 0);
 	CU_ASSERT_EQUAL(st.st_mode & 07777, 0640);
 	CU_ASSERT_EQUAL((int64_t)st.st_mtim.tv_sec * 1000000000 +
 				st.st_mtim.tv_nsec, t1);
 	/* before 1970, and mode bits above 07777 dropped */
-	CU_ASSERT_EQUAL(ferry__fs_set_meta(fd, 0100755, t2), 0);
+	CU_ASSERT_EQUAL(ferry__fs_set_meta(fd, 0100755, t2, true), 0);
 	CU_ASSERT_EQUAL(fstat(fd, &st), 0);
 	CU_ASSERT_EQUAL(st.st_mode & 07777, 0755);
 	CU_ASSERT_EQUAL((int64_t)st.st_mtim.tv_sec * 1000000000 +
 				st.st_mtim.tv_nsec, t2);
+	/* without set_mode only the mtime changes */
+	CU_ASSERT_EQUAL(ferry__fs_set_meta(fd, 0600, t1, false), 0);
+	CU_ASSERT_EQUAL(fstat(fd, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0755);
+	CU_ASSERT_EQUAL((int64_t)st.st_mtim.tv_sec * 1000000000 +
+				st.st_mtim.tv_nsec, t1);
 	close(fd);
+	/* the umask, read without changing it */
+	mode_t was = umask(027);
+	CU_ASSERT_EQUAL(ferry__umask(), 027);
+	umask(was);
+	CU_ASSERT_EQUAL(ferry__umask(), was);
 }
 
 static void test_free_bytes(void)

@@ -100,7 +100,7 @@ static void test_open_close_removes(void)
 	/* something staged: it stays, with what is in it */
 	CU_ASSERT_EQUAL_FATAL(ferry__stage_open(&s, rootfd, true, NULL, 0), 0);
 	ferry__stage_key("a", &k);
-	fd = ferry__stage_open_part(&s, &k, true);
+	fd = ferry__stage_open_part(&s, &k, true, 0600);
 	CU_ASSERT_FATAL(fd >= 0);
 	close(fd);
 	ferry__stage_close(&s);
@@ -173,21 +173,21 @@ static void test_parts(void)
 	ferry__stage_key("p", &k);
 	ferry__stage_name(&k, FERRY__STAGE_PART, name);
 	/* no part yet: reopening fails, creating makes one, 0600 */
-	CU_ASSERT_EQUAL(ferry__stage_open_part(&s, &k, false), -ENOENT);
-	fd = ferry__stage_open_part(&s, &k, true);
+	CU_ASSERT_EQUAL(ferry__stage_open_part(&s, &k, false, 0600), -ENOENT);
+	fd = ferry__stage_open_part(&s, &k, true, 0600);
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(fstat(fd, &st), 0);
 	CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
 	CU_ASSERT_EQUAL(write(fd, "resume", 6), 6);
 	close(fd);
 	/* reopening keeps what is there */
-	fd = ferry__stage_open_part(&s, &k, false);
+	fd = ferry__stage_open_part(&s, &k, false, 0600);
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(pread(fd, buf, 6, 0), 6);
 	CU_ASSERT_EQUAL(memcmp(buf, "resume", 6), 0);
 	close(fd);
 	/* creating again replaces a stale one with an empty file */
-	fd = ferry__stage_open_part(&s, &k, true);
+	fd = ferry__stage_open_part(&s, &k, true, 0600);
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(fstat(fd, &st), 0);
 	CU_ASSERT_EQUAL(st.st_size, 0);
@@ -201,8 +201,8 @@ static void test_parts(void)
 	sfd = openat(rootfd, ".ferry", O_RDONLY | O_DIRECTORY);
 	CU_ASSERT_EQUAL(unlinkat(sfd, name, 0), 0);
 	CU_ASSERT_EQUAL(linkat(rootfd, "outside", sfd, name, 0), 0);
-	CU_ASSERT_EQUAL(ferry__stage_open_part(&s, &k, false), -ESTALE);
-	fd = ferry__stage_open_part(&s, &k, true);
+	CU_ASSERT_EQUAL(ferry__stage_open_part(&s, &k, false, 0600), -ESTALE);
+	fd = ferry__stage_open_part(&s, &k, true, 0600);
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(write(fd, "XXXXXXXX", 8), 8);
 	close(fd);
@@ -214,7 +214,7 @@ static void test_parts(void)
 	/* a symlink in its place is not followed either */
 	CU_ASSERT_EQUAL(unlinkat(sfd, name, 0), 0);
 	CU_ASSERT_EQUAL(symlinkat("../outside", sfd, name), 0);
-	CU_ASSERT_EQUAL(ferry__stage_open_part(&s, &k, false), -ELOOP);
+	CU_ASSERT_EQUAL(ferry__stage_open_part(&s, &k, false, 0600), -ELOOP);
 	close(sfd);
 	close(out);
 	ferry__stage_drop(&s, &k, true, true);
@@ -231,14 +231,14 @@ static void test_publish(void)
 	fresh_root();
 	CU_ASSERT_EQUAL_FATAL(ferry__stage_open(&s, rootfd, true, NULL, 0), 0);
 	ferry__stage_key("pub.txt", &k);
-	fd = ferry__stage_open_part(&s, &k, true);
+	fd = ferry__stage_open_part(&s, &k, true, 0600);
 	CU_ASSERT_EQUAL(write(fd, "first", 5), 5);
 	close(fd);
 	CU_ASSERT_EQUAL(ferry__stage_publish(&s, &k, rootfd, "pub.txt", false),
 			0);
 	CU_ASSERT_FALSE(ferry__stage_has(&s, &k, FERRY__STAGE_PART));
 	/* no replacing without replace: the part stays */
-	fd = ferry__stage_open_part(&s, &k, true);
+	fd = ferry__stage_open_part(&s, &k, true, 0600);
 	CU_ASSERT_EQUAL(write(fd, "second", 6), 6);
 	close(fd);
 	CU_ASSERT_EQUAL(ferry__stage_publish(&s, &k, rootfd, "pub.txt", false),
@@ -254,7 +254,7 @@ static void test_publish(void)
 	close(t);
 	/* a hard-linked target is replaced, not written through */
 	CU_ASSERT_EQUAL(linkat(rootfd, "pub.txt", rootfd, "other", 0), 0);
-	fd = ferry__stage_open_part(&s, &k, true);
+	fd = ferry__stage_open_part(&s, &k, true, 0600);
 	CU_ASSERT_EQUAL(write(fd, "third", 5), 5);
 	close(fd);
 	CU_ASSERT_EQUAL(ferry__stage_publish(&s, &k, rootfd, "pub.txt", true), 0);
