@@ -138,7 +138,7 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 				   whylen);
 	if (err)
 		return err;
-	err = ferry_xport_poll_mode(p->ops, o->poll_mode, why, whylen);
+	err = ferry__pipe_poll_mode(p, o->poll_mode, why, whylen);
 	if (err < 0)
 		return err;
 	p->poll_mode = err;

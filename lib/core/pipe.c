@@ -1,5 +1,6 @@
 /* Pipeline setup shared by sender and receiver. */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -298,4 +299,24 @@ void ferry__pipe_free(struct ferry__pipe *p)
 	}
 	ferry__pipe_release(p);
 	memset(p, 0, sizeof(*p));
+}
+
+int ferry__pipe_poll_mode(const struct ferry__pipe *p, int want, char *why,
+			  size_t whylen)
+{
+	int mode = ferry_xport_poll_mode(p->ops, want, why, whylen);
+	cpu_set_t cpus;
+	int n;
+
+	if (mode != FERRY_POLL_BUSY || want != FERRY_POLL_DEFAULT ||
+	    !(p->ops->poll_modes & FERRY_POLL_BIT(FERRY_POLL_EVENT)) ||
+	    sched_getaffinity(0, sizeof(cpus), &cpus))
+		return mode;
+	n = CPU_COUNT(&cpus);
+	if (p->streams <= (unsigned)n)
+		return mode;
+	ferry__log(FERRY_LOG_INFO,
+		   "event polling: %u streams would spin on %d CPU(s) (ask --poll busy to spin anyway)",
+		   p->streams, n);
+	return FERRY_POLL_EVENT;
 }

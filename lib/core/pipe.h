@@ -106,6 +106,14 @@ int ferry__pipe_memory(struct ferry__pipe *p, const struct ferry_opts *o,
 		       const struct sockaddr *peer, socklen_t peer_len,
 		       char *why, size_t whylen);
 
+/* The poll mode this session's streams use: what was asked, else the
+ * transport's default, except that a default of busy polling with more
+ * streams than CPUs to spin on becomes event mode (said at info level):
+ * spinning workers would take the CPUs from each other and from what
+ * feeds them. p->ops and p->streams are set. Returns the mode or -errno. */
+int ferry__pipe_poll_mode(const struct ferry__pipe *p, int want, char *why,
+			  size_t whylen);
+
 /* Start one worker per stream running fn; stop/abort them; join. */
 int ferry__pipe_start(struct ferry__pipe *p, void *(*fn)(void *));
 void ferry__pipe_abort(struct ferry__pipe *p);

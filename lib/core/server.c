@@ -289,7 +289,7 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 		}
 		p->ops = pick.ops;
 		xa.family = pick.family;
-		err = ferry_xport_poll_mode(p->ops, o->poll_mode, why, whylen);
+		err = ferry__pipe_poll_mode(p, o->poll_mode, why, whylen);
 		if (err >= 0) {
 			p->poll_mode = xa.poll_mode = err;
 			err = p->ops->open(&xa, &p->x, why, whylen);

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/../glib.sh"
 
 server() {
-	recv busy 7471
+	recv busy 7471 --poll busy
 	recv event 7472 --poll event
 	mark servers
 	await done 600
