@@ -14,7 +14,7 @@
 
 #include "cli.h"
 #include "cmds.h"
-#include "core/remote.h"
+#include "daemon/remote.h"
 #include "ferry/error.h"
 #include "ferry/files.h"
 #include "ferry/log.h"

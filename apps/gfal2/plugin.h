@@ -24,7 +24,7 @@
 
 #include <gfal_plugins_api.h>
 
-#include "core/remote.h"
+#include "daemon/remote.h"
 #include "ferry/error.h"
 #include "ferry/files.h"
 #include "ferry/key.h"

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "core/files.h"
+#include "files/files.h"
 #include "ferry/error.h"
 #include "io/manifest.h"
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/remote.h"
+#include "daemon/remote.h"
 #include "ferry/error.h"
 
 static int token(const char *host, const char *port,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/credit.h"
+#include "pipe/credit.h"
 #include "cu.h"
 #include "ferry/error.h"
 

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/daemon.h"
-#include "core/tokens.h"
+#include "daemon/daemon.h"
+#include "daemon/tokens.h"
 #include "ctrl/req.h"
 #include "cu.h"
 #include "ferry/error.h"

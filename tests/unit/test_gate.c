@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cu.h"
-#include "core/gate.h"
+#include "daemon/gate.h"
 #include "ferry/error.h"
 #include "ferry/session.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/osu.h"
+#include "osu/osu.h"
 #include "cu.h"
 #include "ferry/error.h"
 #include "ferry/session.h"

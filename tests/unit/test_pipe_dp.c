@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/credit.h"
-#include "core/pipe.h"
+#include "pipe/credit.h"
+#include "pipe/pipe.h"
 #include "cu.h"
 #include "ferry/chunk.h"
 #include "ferry/error.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/files.h"
+#include "files/files.h"
 #include "ctrl/msg.h"
 #include "cu.h"
 #include "ferry/error.h"

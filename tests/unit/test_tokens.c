@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/tokens.h"
+#include "daemon/tokens.h"
 #include "cu.h"
 #include "ferry/error.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/pipe.h"
+#include "pipe/pipe.h"
 #include "cu.h"
 #include "ferry/error.h"
 #include "xport/rocev2.h"

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/session.h"
+#include "pipe/session.h"
 #include "ctrl/msg.h"
 #include "ferry/chunk.h"
 #include "ferry/error.h"
