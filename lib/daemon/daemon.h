@@ -1,8 +1,8 @@
 /* The data-transfer-node daemon's roles (internal): an export root, keys
  * with rights and path prefixes (io/exports.h), one-time transfer tokens
- * (core/tokens.h), and the namespace requests of msg.h (STAT, LIST,
+ * (daemon/tokens.h), and the namespace requests of msg.h (STAT, LIST,
  * CKSUM, MKDIR, UNLINK, RMDIR, TOKEN). Push sessions (PROPOSE) and PUSH
- * requests are run by core/server.c with the same checks.
+ * requests are run by daemon/server.c with the same checks.
  *
  * Every path a client names is resolved below the export root with
  * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS):
@@ -13,14 +13,15 @@
  * walk from the root's fd, one component at a time with O_NOFOLLOW: as
  * race-free, since a valid path has no ".." and no step follows a link.
  */
-#ifndef FERRY_CORE_DAEMON_H
-#define FERRY_CORE_DAEMON_H
+#ifndef FERRY_DAEMON_DAEMON_H
+#define FERRY_DAEMON_DAEMON_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 #include "ctrl/msg.h"
+#include "ferry/session.h"
 #include "io/exports.h"
 #include "io/manifest.h"
 
@@ -56,7 +57,7 @@ void ferry__daemon_close(struct ferry__daemon *d);
 int ferry__daemon_lookup(void *arg, const char *name, struct ferry_key *key,
 			 char *why, size_t whylen);
 
-/* Serve one REQ other than PUSH for who: check the rights its op needs
+/* Serve one REQ other than PUSH for who (daemon_serve.c): check the rights its op needs
  * (msg.h's table), do it below the root and answer on fd with REPLY(s),
  * or with an ERROR whose code is a positive errno: ENOENT, EEXIST,
  * EACCES (rights, or a symlink / escape refused by the resolver),
@@ -67,6 +68,10 @@ int ferry__daemon_lookup(void *arg, const char *name, struct ferry_key *key,
 int ferry__daemon_serve(struct ferry__daemon *d, const struct ferry__who *who,
 			int fd, const struct ferry_msg_req *req,
 			int timeout_ms);
+
+/* Does path follow the exports rules ("/a/b", "a/b", "/" or ""; no "..",
+ * "." or empty components)? */
+bool ferry__daemon_path_valid(const char *path);
 
 /* Open an export-relative path (exports rules: "/a/b", "a/b", "/" or "")
  * below the root, following no symlinks and never leaving the root;
@@ -91,6 +96,17 @@ int ferry__daemon_may_replace(const struct ferry__daemon *d,
  * -ENAMETOOLONG / -EINVAL. */
 int ferry__daemon_abs(const struct ferry__daemon *d, const char *path,
 		      char *buf, size_t len);
+
+/* Serve a PUSH request (push.c) (msg.h) for who on fd: send the named
+ * files of the export to the receiver the request names, with its token,
+ * sending MARKERs to fd while it runs, then the per-file results (REPLY)
+ * and a final REPLY LAST or ERROR. o: the daemon's options (timeouts,
+ * cpus). Returns 0 when the request was answered (even with an ERROR),
+ * or a negative error when fd failed. */
+int ferry__push_serve(struct ferry__daemon *d, const struct ferry__who *who,
+		      const struct ferry_opts *o, int fd,
+		      const struct ferry_msg_req *req, char *why,
+		      size_t whylen);
 
 /* ---- daemon_ops.c, for ferry__daemon_serve only ----------------------
  *

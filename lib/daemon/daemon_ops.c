@@ -1,4 +1,4 @@
-/* The daemon's namespace requests (core/daemon.h, ferry__daemon_do): the
+/* The daemon's namespace requests (daemon/daemon.h, ferry__daemon_do): the
  * file system work of STAT, LIST, CKSUM, MKDIR, UNLINK, RMDIR and TOKEN.
  *
  * Every path is opened through ferry__daemon_open_path, so no symlink is
@@ -18,12 +18,12 @@
 
 #include <openssl/crypto.h>
 
+#include "ctrl/req.h"
 #include "daemon/daemon.h"
 #include "daemon/tokens.h"
-#include "ctrl/req.h"
-#include "io/stage.h"
 #include "ferry/files.h"
 #include "ferry/sum.h"
+#include "io/stage.h"
 #include "util/util.h"
 
 #define CKSUM_BLOCK (4u << 20)

@@ -1,4 +1,4 @@
-/* The handshake gate (core/gate.h). */
+/* The handshake gate (daemon/gate.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>

@@ -20,8 +20,8 @@
  * through a dup of its own, never through the session's number, which the
  * session may have closed and the kernel given to another file.
  */
-#ifndef FERRY_CORE_GATE_H
-#define FERRY_CORE_GATE_H
+#ifndef FERRY_DAEMON_GATE_H
+#define FERRY_DAEMON_GATE_H
 
 #include <stdbool.h>
 #include <stddef.h>

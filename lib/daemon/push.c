@@ -1,5 +1,5 @@
 /* A daemon sends its files on a client's behalf (PUSH request): the
- * source side of pull and third-party copy (core/remote.h).
+ * source side of pull and third-party copy (daemon/remote.h).
  *
  * Each file is checked below the export root with the daemon's resolver
  * (the key's read right, no symlinks, never outside the root, a regular
@@ -27,11 +27,11 @@
 
 #include <openssl/crypto.h>
 
-#include "daemon/daemon.h"
-#include "pipe/session.h"
-#include "daemon/tokens.h"
 #include "ctrl/req.h"
+#include "daemon/daemon.h"
+#include "daemon/tokens.h"
 #include "ferry/files.h"
+#include "pipe/session.h"
 #include "util/util.h"
 
 #define MARKER_MS_DEFAULT 2000

@@ -1,5 +1,5 @@
 /* The client side of the daemon's roles: namespace requests on one
- * authenticated connection, and the ferry:// URL (core/remote.h). The
+ * authenticated connection, and the ferry:// URL (daemon/remote.h). The
  * three copies are in remote_copy.c.
  */
 #include <errno.h>
@@ -10,8 +10,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "pipe/net.h"
 #include "daemon/remote.h"
+#include "pipe/net.h"
 #include "pipe/session.h"
 #include "util/util.h"
 

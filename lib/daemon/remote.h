@@ -15,8 +15,8 @@
  * Whole-file checksums are verified by the receiving side as in every
  * file session; the results carry both checksums.
  */
-#ifndef FERRY_CORE_REMOTE_H
-#define FERRY_CORE_REMOTE_H
+#ifndef FERRY_DAEMON_REMOTE_H
+#define FERRY_DAEMON_REMOTE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Push, pull and third-party copy (core/remote.h).
+/* Push, pull and third-party copy (daemon/remote.h).
  *
  * Pull and third-party copy are one mechanism: a PUSH request asks the
  * source daemon to send its files to a receiver with a one-time token.
@@ -20,8 +20,8 @@
 #include <openssl/crypto.h>
 
 #include "daemon/remote.h"
-#include "pipe/session.h"
 #include "daemon/tokens.h"
+#include "pipe/session.h"
 #include "util/util.h"
 
 int ferry__remote_push(const char *host, const char *port,

@@ -10,13 +10,13 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
-#include "files/files.h"
 #include "daemon/gate.h"
-#include "pipe/net.h"
-#include "osu/osu.h"
-#include "pipe/session.h"
 #include "daemon/tokens.h"
+#include "files/files.h"
 #include "metrics/metrics.h"
+#include "osu/osu.h"
+#include "pipe/net.h"
+#include "pipe/session.h"
 #include "util/util.h"
 
 struct ferry_server {

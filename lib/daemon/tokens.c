@@ -1,4 +1,4 @@
-/* One-time transfer tokens (core/tokens.h).
+/* One-time transfer tokens (daemon/tokens.h).
  *
  * A small table under one mutex: at most FERRY__TOKENS_MAX entries, each
  * searched linearly by name (a handshake or a session start is rare next

@@ -10,8 +10,8 @@
  * proves the secret and can never be used again; the session it opens
  * may move only what the token names.
  */
-#ifndef FERRY_CORE_TOKENS_H
-#define FERRY_CORE_TOKENS_H
+#ifndef FERRY_DAEMON_TOKENS_H
+#define FERRY_DAEMON_TOKENS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* File sessions inside the pipeline (internal): the sender's and the
  * receiver's per-file state, the plan that travels between them, and the
  * datapath ops that read and write files. */
-#ifndef FERRY_CORE_FILES_H
-#define FERRY_CORE_FILES_H
+#ifndef FERRY_FILES_FILES_H
+#define FERRY_FILES_FILES_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,13 +10,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "pipe/pipe.h"
 #include "ctrl/msg.h"
 #include "ferry/files.h"
 #include "io/fsx.h"
 #include "io/journal.h"
 #include "io/manifest.h"
 #include "io/stage.h"
+#include "pipe/pipe.h"
 
 /* ---- the plan: one entry per manifest FILE, receiver -> sender -------- */
 enum {
@@ -144,7 +144,8 @@ struct ferry__ftx {
 
 extern const struct ferry__dp_ops ferry__files_tx_dp;
 
-/* Open a source for reading, through spec->open_source when set. */
+/* Open a source for reading, through spec->open_source when set
+ * (files_tx_dp.c). */
 int ferry__ftx_open(const struct ferry__ftx *t, const char *src,
 		    bool *direct);
 

@@ -1,11 +1,11 @@
-/* Per-file results in batches: FILE_SUMS and FILE_DONES (core/files.h). */
+/* Per-file results in batches: FILE_SUMS and FILE_DONES (files/files.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "files/files.h"
 #include "ctrl/wire.h"
 #include "ferry/error.h"
+#include "files/files.h"
 
 int ferry__batch_init(struct ferry__batch *b, uint16_t type)
 {

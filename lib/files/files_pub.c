@@ -17,11 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files/files.h"
-#include "pipe/session.h"
 #include "ferry/sum.h"
+#include "files/files.h"
 #include "io/fsx.h"
 #include "metrics/metrics.h"
+#include "pipe/session.h"
 #include "util/util.h"
 
 #define BUSY_TEXT "another transfer is writing it now; send it again when that one has finished"

@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files/files.h"
-#include "pipe/session.h"
 #include "ferry/sum.h"
+#include "files/files.h"
 #include "io/fsx.h"
 #include "metrics/metrics.h"
+#include "pipe/session.h"
 #include "util/util.h"
 
 int ferry__frx_sum_target(int parentfd, const char *base, uint64_t size,

@@ -27,10 +27,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "files/files.h"
 #include "ctrl/msg.h"
 #include "ferry/error.h"
 #include "ferry/sum.h"
+#include "files/files.h"
 #include "io/fsx.h"
 #include "util/util.h"
 

@@ -5,11 +5,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "files/files.h"
-#include "pipe/session.h"
 #include "ferry/sum.h"
+#include "files/files.h"
 #include "io/fsx.h"
 #include "metrics/metrics.h"
+#include "pipe/session.h"
 #include "util/util.h"
 
 const char *ferry_cksum_name(enum ferry_cksum c)
@@ -204,17 +204,6 @@ static int apply_plan(void *arg, const struct ferry__plan_entry *e)
 		}
 	}
 	return 0;
-}
-
-int ferry__ftx_open(const struct ferry__ftx *t, const char *src,
-		    bool *direct)
-{
-	const struct ferry_send_spec *sp = t->spec;
-
-	return sp->open_source ?
-		       ferry__fs_open_source_with(sp->open_source,
-						  sp->open_arg, src, direct) :
-		       ferry__fs_open_source(src, direct);
 }
 
 /* Read a whole file for its sums (skip-existing). */

@@ -4,10 +4,21 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "files/files.h"
 #include "ferry/sum.h"
+#include "files/files.h"
 #include "io/fsx.h"
 #include "util/util.h"
+
+int ferry__ftx_open(const struct ferry__ftx *t, const char *src,
+		    bool *direct)
+{
+	const struct ferry_send_spec *sp = t->spec;
+
+	return sp->open_source ?
+		       ferry__fs_open_source_with(sp->open_source,
+						  sp->open_arg, src, direct) :
+		       ferry__fs_open_source(src, direct);
+}
 
 static int open_once(const struct ferry__ftx *t, struct ftx_file *f,
 		     const struct ferry_entry *e)

@@ -1,64 +1,15 @@
-/* OSU-style benchmarks: the sender's session, the receiver's set-up, and
- * the small messages between sizes. The workers are in osu_dp.c. */
+/* OSU-style benchmarks: the sender's session and the receiver's set-up.
+ * The workers are in osu_dp.c, the small messages between sizes in
+ * osu_msg.c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "metrics/metrics.h"
 #include "osu/osu.h"
 #include "pipe/session.h"
-#include "metrics/metrics.h"
 #include "util/util.h"
-
-static void put_le(uint8_t *b, uint64_t v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++, v >>= 8)
-		b[i] = (uint8_t)v;
-}
-
-static uint64_t get_le(const uint8_t *b, unsigned n)
-{
-	uint64_t v = 0;
-
-	while (n--)
-		v = v << 8 | b[n];
-	return v;
-}
-
-void ferry__osu_msg_encode(const struct ferry__osu_msg *m, uint8_t *b)
-{
-	put_le(b, m->type, 4);
-	put_le(b + 4, m->arg, 4);
-	put_le(b + 8, m->a, 8);
-	put_le(b + 16, m->b, 8);
-	put_le(b + 24, m->c, 8);
-	put_le(b + 32, m->d, 8);
-}
-
-int ferry__osu_msg_decode(const uint8_t *b, size_t len,
-			  struct ferry__osu_msg *m)
-{
-	if (len != FERRY__OSU_MSG_LEN)
-		return -FERRY_EPROTO;
-	m->type = (uint32_t)get_le(b, 4);
-	m->arg = (uint32_t)get_le(b + 4, 4);
-	m->a = get_le(b + 8, 8);
-	m->b = get_le(b + 16, 8);
-	m->c = get_le(b + 24, 8);
-	m->d = get_le(b + 32, 8);
-	return 0;
-}
-
-uint32_t ferry__osu_xport_mask(void)
-{
-	const struct ferry_xport_ops *const *l = ferry_xport_list();
-	uint32_t mask = 0;
-
-	for (size_t i = 0; l[i]; i++)
-		if (FERRY_XPORT_HAS(l[i], duplex))
-			mask |= ferry__xport_bit(l[i]);
-	return mask;
-}
 
 /* Geometry: one stream (bibw: two), two slots each, chunk = the largest
  * message rounded up to 4 KiB. */

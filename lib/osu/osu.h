@@ -16,15 +16,15 @@
  * receiver's stream 1 for it with a GO message, and counts and
  * acknowledges what that sends.
  */
-#ifndef FERRY_CORE_OSU_H
-#define FERRY_CORE_OSU_H
+#ifndef FERRY_OSU_OSU_H
+#define FERRY_OSU_OSU_H
 
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "pipe/pipe.h"
 #include "ctrl/msg.h"
 #include "ferry/session.h"
+#include "pipe/pipe.h"
 
 
 /* imm of a message: op in the top 4 bits, a sequence number below */
@@ -80,9 +80,6 @@ struct ferry__osu {
 	_Atomic uint64_t go_seq, done_seq;
 	atomic_bool over;      /* sender: the conductor has finished */
 };
-
-/* The transports with a message path (a ferry_params.transports mask). */
-uint32_t ferry__osu_xport_mask(void);
 
 /* The workers (osu_dp.c): by stream index, the conductor or the way back
  * on the sender; the echo or the way back on the receiver. */

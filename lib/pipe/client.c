@@ -4,10 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pipe/net.h"
-#include "osu/osu.h"
-#include "pipe/session.h"
 #include "metrics/metrics.h"
+#include "pipe/net.h"
+#include "pipe/session.h"
 #include "util/util.h"
 
 /* The file-system refusals a caller can act on: they keep their errno
@@ -55,6 +54,18 @@ int ferry__client_open(const char *host, const char *port,
 	return err;
 }
 
+/* The transports with two-way writes, which the message path needs. */
+static uint32_t duplex_mask(void)
+{
+	const struct ferry_xport_ops *const *l = ferry_xport_list();
+	uint32_t mask = 0;
+
+	for (size_t i = 0; l[i]; i++)
+		if (FERRY_XPORT_HAS(l[i], duplex))
+			mask |= ferry__xport_bit(l[i]);
+	return mask;
+}
+
 int ferry__client_propose(int fd, const struct ferry_opts *o,
 			  const struct ferry_xport_attr *xa, uint32_t mode,
 			  uint64_t total_bytes, char *why, size_t whylen)
@@ -68,7 +79,7 @@ int ferry__client_propose(int fd, const struct ferry_opts *o,
 	/* the message path pairs only like with like: two-way writes are
 	 * each transport's own */
 	if (mode == FERRY_MODE_OSU)
-		offer &= ferry__osu_xport_mask();
+		offer &= duplex_mask();
 	m.u.propose = (struct ferry_params){
 		.mode = mode,
 		.transports = offer,

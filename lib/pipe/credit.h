@@ -7,8 +7,8 @@
  * needs only the running count of released slots: it is idempotent and a
  * lost or repeated one does no harm. No lock is shared between streams.
  */
-#ifndef FERRY_CORE_CREDIT_H
-#define FERRY_CORE_CREDIT_H
+#ifndef FERRY_PIPE_CREDIT_H
+#define FERRY_PIPE_CREDIT_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* Socket plumbing for the control channel (internal). */
-#ifndef FERRY_CORE_NET_H
-#define FERRY_CORE_NET_H
+#ifndef FERRY_PIPE_NET_H
+#define FERRY_PIPE_NET_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "pipe/pipe.h"
 #include "ctrl/msg.h"
 #include "ferry/topo.h"
+#include "pipe/pipe.h"
 #include "util/util.h"
 
 void ferry_opts_init(struct ferry_opts *o)

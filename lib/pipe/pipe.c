@@ -5,8 +5,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "pipe/pipe.h"
 #include "metrics/metrics.h"
+#include "pipe/pipe.h"
 #include "util/util.h"
 
 int ferry__pipe_geometry(struct ferry__pipe *p, unsigned streams,

@@ -1,8 +1,8 @@
 /* The pipeline shared by both roles: geometry, memory, transport, worker
  * threads, counters. Control-path code (client.c, server.c) drives it; the
  * worker loops live in bench_dp.c. */
-#ifndef FERRY_CORE_PIPE_H
-#define FERRY_CORE_PIPE_H
+#ifndef FERRY_PIPE_PIPE_H
+#define FERRY_PIPE_PIPE_H
 
 #include <pthread.h>
 #include <stdatomic.h>

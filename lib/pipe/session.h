@@ -1,11 +1,11 @@
 /* Control-path steps shared by bench and file sessions (internal). */
-#ifndef FERRY_CORE_SESSION_H
-#define FERRY_CORE_SESSION_H
+#ifndef FERRY_PIPE_SESSION_H
+#define FERRY_PIPE_SESSION_H
 
 #include <stdbool.h>
 
-#include "pipe/pipe.h"
 #include "ctrl/msg.h"
+#include "pipe/pipe.h"
 
 /* What a session's kind adds to the control loop of the data phase. */
 struct ferry__hooks {
@@ -50,19 +50,6 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 int ferry__client_run(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
 		      const struct ferry__hooks *h, struct ferry_report *rep,
 		      char *why, size_t whylen);
-
-/* Daemon: serve a PUSH request (msg.h) for who on fd: send the named
- * files of the export to the receiver the request names, with its token,
- * sending MARKERs to fd while it runs, then the per-file results (REPLY)
- * and a final REPLY LAST or ERROR. o: the daemon's options (timeouts,
- * cpus). Returns 0 when the request was answered (even with an ERROR),
- * or a negative error when fd failed. */
-struct ferry__daemon;
-struct ferry__who;
-int ferry__push_serve(struct ferry__daemon *d, const struct ferry__who *who,
-		      const struct ferry_opts *o, int fd,
-		      const struct ferry_msg_req *req, char *why,
-		      size_t whylen);
 
 /* Either side: the peer's ERROR as a reason. Returns -code for the
  * file-system errnos a caller can act on (ENOENT, EEXIST, EACCES, ENOSPC,

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz.h"
-#include "files/files.h"
 #include "ferry/error.h"
+#include "files/files.h"
+#include "fuzz.h"
 #include "io/manifest.h"
 
 /* The rules of io/manifest.h, written again without strchr/strnlen. */

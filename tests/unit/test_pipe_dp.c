@@ -12,11 +12,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "pipe/credit.h"
-#include "pipe/pipe.h"
 #include "cu.h"
 #include "ferry/chunk.h"
 #include "ferry/error.h"
+#include "pipe/credit.h"
+#include "pipe/pipe.h"
 #include "util/util.h"
 
 #define DEPTH 8

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipe/pipe.h"
 #include "cu.h"
 #include "ferry/error.h"
+#include "pipe/pipe.h"
 #include "xport/rocev2.h"
 #include "xport/xport_ids.h"
 

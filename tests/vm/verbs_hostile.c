@@ -30,10 +30,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pipe/session.h"
 #include "ctrl/msg.h"
 #include "ferry/chunk.h"
 #include "ferry/error.h"
+#include "pipe/session.h"
 #include "util/util.h"
 #include "xport/verbs/verbs.h"
 
