@@ -1,6 +1,6 @@
 /* The client side of the daemon's roles: namespace requests on one
- * authenticated connection, and the ferry:// URL (daemon/remote.h). The
- * three copies are in remote_copy.c.
+ * authenticated connection, and the ferry:// URL (ferry/remote.h,
+ * daemon/remote.h). The three copies are in remote_copy.c.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -15,9 +15,9 @@
 #include "pipe/session.h"
 #include "util/util.h"
 
-int ferry__remote_open(const char *host, const char *port,
-		       const struct ferry_opts *o, struct ferry__conn *c,
-		       char *why, size_t whylen)
+int ferry__remote_connect(const char *host, const char *port,
+			  const struct ferry_opts *o, struct ferry_remote *c,
+			  char *why, size_t whylen)
 {
 	struct sockaddr_storage peer;
 	socklen_t peer_len = sizeof(peer);
@@ -49,7 +49,7 @@ int ferry__remote_open(const char *host, const char *port,
 	return err;
 }
 
-void ferry__remote_close(struct ferry__conn *c)
+void ferry__remote_disconnect(struct ferry_remote *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
@@ -57,7 +57,33 @@ void ferry__remote_close(struct ferry__conn *c)
 	memset(c->wrap, 0, sizeof(c->wrap));
 }
 
-int ferry__remote_call(struct ferry__conn *c, uint32_t op, const char *path,
+int ferry_remote_open(const char *host, const char *port,
+		      const struct ferry_opts *o, struct ferry_remote **out,
+		      char *why, size_t whylen)
+{
+	struct ferry_remote *c = malloc(sizeof(*c));
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	err = ferry__remote_connect(host, port, o, c, why, whylen);
+	if (err) {
+		free(c);
+		return err;
+	}
+	*out = c;
+	return 0;
+}
+
+void ferry_remote_close(struct ferry_remote *c)
+{
+	if (!c)
+		return;
+	ferry__remote_disconnect(c);
+	free(c);
+}
+
+int ferry__remote_call(struct ferry_remote *c, uint32_t op, const char *path,
 		       uint32_t flags, uint64_t arg, const void *data,
 		       size_t len, struct ferry_msg *m, char *why,
 		       size_t whylen)
@@ -70,7 +96,7 @@ int ferry__remote_call(struct ferry__conn *c, uint32_t op, const char *path,
 	return ferry__remote_answer(c, op, m, c->timeout_ms, why, whylen);
 }
 
-int ferry__remote_send(struct ferry__conn *c, uint32_t op, const char *path,
+int ferry__remote_send(struct ferry_remote *c, uint32_t op, const char *path,
 		       uint32_t flags, uint64_t arg, const void *data,
 		       size_t len, struct ferry_msg *m, char *why,
 		       size_t whylen)
@@ -103,7 +129,7 @@ int ferry__remote_send(struct ferry__conn *c, uint32_t op, const char *path,
 	return err;
 }
 
-int ferry__remote_answer(struct ferry__conn *c, uint32_t op,
+int ferry__remote_answer(struct ferry_remote *c, uint32_t op,
 			 struct ferry_msg *m, int timeout_ms, char *why,
 			 size_t whylen)
 {
@@ -131,7 +157,7 @@ int ferry__remote_answer(struct ferry__conn *c, uint32_t op,
 }
 
 /* A request whose answer is one REPLY: into *m. */
-static int call1(struct ferry__conn *c, uint32_t op, const char *path,
+static int call1(struct ferry_remote *c, uint32_t op, const char *path,
 		 uint32_t flags, uint64_t arg, struct ferry_msg **m, char *why,
 		 size_t whylen)
 {
@@ -149,24 +175,32 @@ static int call1(struct ferry__conn *c, uint32_t op, const char *path,
 	return err;
 }
 
-int ferry__remote_stat(struct ferry__conn *c, const char *path,
-		       struct ferry_rstat *st, char *why, size_t whylen)
+int ferry_remote_stat(struct ferry_remote *c, const char *path,
+		      struct ferry_remote_stat *st, char *why, size_t whylen)
 {
+	struct ferry_rstat rs;
 	struct ferry_msg *m;
 	int err = call1(c, FERRY_REQ_STAT, path, 0, 0, &m, why, whylen);
 
 	if (err)
 		return err;
-	err = ferry__rstat_decode(m->u.reply.data, m->u.reply.len, st);
+	err = ferry__rstat_decode(m->u.reply.data, m->u.reply.len, &rs);
 	if (err)
 		ferry__why(why, whylen, "%s: a malformed stat answer", c->peer);
+	else
+		*st = (struct ferry_remote_stat){ .type = rs.type,
+						  .mode = rs.mode,
+						  .size = rs.size,
+						  .mtime_ns = rs.mtime_ns };
 	free(m);
 	return err;
 }
 
-int ferry__remote_list(struct ferry__conn *c, const char *path,
-		       int (*fn)(void *arg, const struct ferry_entry *e),
-		       void *arg, char *why, size_t whylen)
+/* A directory's children as manifest entries, to fn (ferry_remote_list
+ * and the walk). */
+static int list_entries(struct ferry_remote *c, const char *path,
+			int (*fn)(void *arg, const struct ferry_entry *e),
+			void *arg, char *why, size_t whylen)
 {
 	struct ferry_msg *m = malloc(sizeof(*m));
 	struct ferry_manifest man;
@@ -197,6 +231,30 @@ int ferry__remote_list(struct ferry__conn *c, const char *path,
 	return err ? err : stop;
 }
 
+struct list_ctx {
+	ferry_remote_list_fn fn;
+	void *arg;
+};
+
+static int list_one(void *arg, const struct ferry_entry *e)
+{
+	const struct list_ctx *l = arg;
+	struct ferry_remote_stat st = { .type = e->type, .mode = e->mode,
+					.size = e->size,
+					.mtime_ns = e->mtime_ns };
+
+	return l->fn(l->arg, e->path, &st);
+}
+
+int ferry_remote_list(struct ferry_remote *c, const char *path,
+		      ferry_remote_list_fn fn, void *arg, char *why,
+		      size_t whylen)
+{
+	struct list_ctx l = { .fn = fn, .arg = arg };
+
+	return list_entries(c, path, list_one, &l, why, whylen);
+}
+
 struct walk_ctx {
 	struct ferry_manifest m; /* one directory's children */
 };
@@ -211,7 +269,7 @@ static int walk_collect(void *arg, const struct ferry_entry *e)
 
 /* rel: dir's path below the walk's top ("" at the top), in a buffer of
  * FERRY_PATH_MAX that each level extends and restores. */
-static int walk_dir(struct ferry__conn *c, const char *top, char *rel,
+static int walk_dir(struct ferry_remote *c, const char *top, char *rel,
 		    int depth,
 		    int (*fn)(void *arg, const char *rel, uint64_t size),
 		    void *arg, char *why, size_t whylen)
@@ -228,7 +286,7 @@ static int walk_dir(struct ferry__conn *c, const char *top, char *rel,
 	}
 	snprintf(path, sizeof(path), "%s%s%s", top, rl ? "/" : "", rel);
 	ferry__manifest_init(&w.m);
-	err = ferry__remote_list(c, path, walk_collect, &w, why, whylen);
+	err = list_entries(c, path, walk_collect, &w, why, whylen);
 	for (size_t i = 0; !err && i < w.m.n; i++) {
 		const struct ferry_entry *e = &w.m.e[i];
 
@@ -251,9 +309,9 @@ static int walk_dir(struct ferry__conn *c, const char *top, char *rel,
 	return err;
 }
 
-int ferry__remote_walk(struct ferry__conn *c, const char *dir,
-		       int (*fn)(void *arg, const char *rel, uint64_t size),
-		       void *arg, char *why, size_t whylen)
+int ferry_remote_walk(struct ferry_remote *c, const char *dir,
+		      int (*fn)(void *arg, const char *rel, uint64_t size),
+		      void *arg, char *why, size_t whylen)
 {
 	char rel[FERRY_PATH_MAX] = "";
 	char top[FERRY_DEST_MAX];
@@ -267,9 +325,9 @@ int ferry__remote_walk(struct ferry__conn *c, const char *dir,
 	return walk_dir(c, top, rel, 0, fn, arg, why, whylen);
 }
 
-int ferry__remote_cksum(struct ferry__conn *c, const char *path,
-			enum ferry_cksum kind, uint32_t *value, char *why,
-			size_t whylen)
+int ferry_remote_cksum(struct ferry_remote *c, const char *path,
+		       enum ferry_cksum kind, uint32_t *value, char *why,
+		       size_t whylen)
 {
 	struct ferry_msg *m;
 	/* a checksum reads the whole file: give it time */
@@ -286,8 +344,8 @@ int ferry__remote_cksum(struct ferry__conn *c, const char *path,
 	return 0;
 }
 
-int ferry__remote_mkdir(struct ferry__conn *c, const char *path,
-			uint32_t mode, bool parents, char *why, size_t whylen)
+int ferry_remote_mkdir(struct ferry_remote *c, const char *path,
+		       uint32_t mode, bool parents, char *why, size_t whylen)
 {
 	struct ferry_msg *m;
 	int err = call1(c, FERRY_REQ_MKDIR, path,
@@ -297,8 +355,8 @@ int ferry__remote_mkdir(struct ferry__conn *c, const char *path,
 	return err;
 }
 
-int ferry__remote_unlink(struct ferry__conn *c, const char *path, char *why,
-			 size_t whylen)
+int ferry_remote_unlink(struct ferry_remote *c, const char *path, char *why,
+			size_t whylen)
 {
 	struct ferry_msg *m;
 	int err = call1(c, FERRY_REQ_UNLINK, path, 0, 0, &m, why, whylen);
@@ -307,8 +365,8 @@ int ferry__remote_unlink(struct ferry__conn *c, const char *path, char *why,
 	return err;
 }
 
-int ferry__remote_rmdir(struct ferry__conn *c, const char *path, char *why,
-			size_t whylen)
+int ferry_remote_rmdir(struct ferry_remote *c, const char *path, char *why,
+		       size_t whylen)
 {
 	struct ferry_msg *m;
 	int err = call1(c, FERRY_REQ_RMDIR, path, 0, 0, &m, why, whylen);
@@ -317,9 +375,14 @@ int ferry__remote_rmdir(struct ferry__conn *c, const char *path, char *why,
 	return err;
 }
 
-int ferry__url_parse(const char *url, char *host, size_t hostlen, char *port,
-		     size_t portlen, char *path, size_t pathlen, char *why,
-		     size_t whylen)
+_Static_assert((int)FERRY_REMOTE_FILE == (int)FERRY_ENTRY_FILE &&
+	       (int)FERRY_REMOTE_DIR == (int)FERRY_ENTRY_DIR &&
+	       FERRY_REMOTE_OTHER == FERRY_RSTAT_OTHER,
+	       "ferry_remote_type takes the wire's values");
+
+int ferry_url_parse(const char *url, char *host, size_t hostlen, char *port,
+		    size_t portlen, char *path, size_t pathlen, char *why,
+		    size_t whylen)
 {
 	static const char scheme[] = "ferry://";
 	const char *h = url + strlen(scheme), *hend, *slash, *p = NULL;

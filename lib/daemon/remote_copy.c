@@ -24,9 +24,9 @@
 #include "pipe/session.h"
 #include "util/util.h"
 
-int ferry__remote_push(const char *host, const char *port,
-		       const struct ferry_opts *o, const struct ferry__copy *cp,
-		       struct ferry_report *rep, char *why, size_t whylen)
+int ferry_remote_push(const char *host, const char *port,
+		      const struct ferry_opts *o, const struct ferry_copy *cp,
+		      struct ferry_report *rep, char *why, size_t whylen)
 {
 	struct ferry_send_spec ss = {
 		.paths = cp->src,
@@ -49,7 +49,7 @@ int ferry__remote_push(const char *host, const char *port,
 	return err;
 }
 
-int ferry__remote_token(struct ferry__conn *dst, const struct ferry__copy *cp,
+int ferry__remote_token(struct ferry_remote *dst, const struct ferry_copy *cp,
 			const uint64_t *sizes, unsigned ttl_s,
 			char name[FERRY_KEYNAME_MAX + 1],
 			struct ferry_key *secret, uint64_t *expiry, char *why,
@@ -109,7 +109,7 @@ out:
 
 /* Results of a PUSH, as the client sees them. */
 struct push_wait {
-	const struct ferry__copy *cp;
+	const struct ferry_copy *cp;
 	int first_err;
 	char *why;
 	size_t whylen;
@@ -142,9 +142,9 @@ static int one_result(void *arg, const struct ferry_push_result *r)
 }
 
 static void marker_of(const struct ferry_msg_marker *mm,
-		      struct ferry__marker *mk)
+		      struct ferry_marker *mk)
 {
-	*mk = (struct ferry__marker){
+	*mk = (struct ferry_marker){
 		.bytes = mm->bytes,
 		.total = mm->total,
 		.rate = mm->rate,
@@ -155,11 +155,11 @@ static void marker_of(const struct ferry_msg_marker *mm,
 }
 
 /* Fill a PUSH spec from cp; the secret goes wrapped under src's key. */
-static int push_spec(struct ferry_push_spec *ps, struct ferry__conn *src,
+static int push_spec(struct ferry_push_spec *ps, struct ferry_remote *src,
 		     const char *dst_host, const char *dst_port,
 		     const struct ferry_opts *o, const char *token,
 		     const struct ferry_key *secret,
-		     const struct ferry__copy *cp, char *why, size_t whylen)
+		     const struct ferry_copy *cp, char *why, size_t whylen)
 {
 	memset(ps, 0, sizeof(*ps));
 	if (strlen(dst_host) > FERRY_PUSH_HOST_MAX ||
@@ -206,7 +206,7 @@ static int push_spec(struct ferry_push_spec *ps, struct ferry__conn *src,
 /* Wait until the daemon says something, at most wait_ms (< 0: no limit),
  * watching o->cancel: cancelled, this side closes the connection and the
  * daemon stops at its next marker. */
-static int wait_answer(struct ferry__conn *c, const struct ferry_opts *o,
+static int wait_answer(struct ferry_remote *c, const struct ferry_opts *o,
 		       int wait_ms, char *why, size_t whylen)
 {
 	uint64_t until = ferry__now_ns() + (uint64_t)wait_ms * 1000000ull;
@@ -231,17 +231,17 @@ static int wait_answer(struct ferry__conn *c, const struct ferry_opts *o,
 	}
 }
 
-int ferry__remote_push_req(struct ferry__conn *src, const char *dst_host,
+int ferry__remote_push_req(struct ferry_remote *src, const char *dst_host,
 			   const char *dst_port, const struct ferry_opts *o,
 			   const char *token, const struct ferry_key *secret,
-			   const struct ferry__copy *cp, char *why,
+			   const struct ferry_copy *cp, char *why,
 			   size_t whylen)
 {
 	struct push_wait pw = { .cp = cp, .why = why, .whylen = whylen };
 	struct ferry_msg *m = malloc(sizeof(*m));
 	uint8_t *buf = malloc(FERRY_REQ_DATA_MAX);
 	struct ferry_push_spec ps = { 0 };
-	struct ferry__marker mk;
+	struct ferry_marker mk;
 	/* markers come every few seconds during the data phase; before it,
 	 * the source dials and the destination plans */
 	int wait_ms = src->timeout_ms < 0 ? -1 : 3 * src->timeout_ms + 60000;
@@ -356,8 +356,8 @@ static void *pull_rx_main(void *arg)
 }
 
 /* Open the receiver on the address this host reaches the daemon from. */
-static int pull_listen(struct ferry__conn *c, const struct ferry_opts *o,
-		       const struct ferry__copy *cp, const struct ferry_key *k,
+static int pull_listen(struct ferry_remote *c, const struct ferry_opts *o,
+		       const struct ferry_copy *cp, const struct ferry_key *k,
 		       struct pull_rx *rx, char *host, size_t hostlen,
 		       char *port, size_t portlen, char *why, size_t whylen)
 {
@@ -404,7 +404,7 @@ static int pull_listen(struct ferry__conn *c, const struct ferry_opts *o,
 #define BATCH_BYTES 16000 /* src + name bytes: the request stays well
 			     under FERRY_REQ_DATA_MAX with any dest */
 
-static size_t batch_end(const struct ferry__copy *cp, size_t from)
+static size_t batch_end(const struct ferry_copy *cp, size_t from)
 {
 	size_t end = from, bytes = 0;
 
@@ -417,10 +417,10 @@ static size_t batch_end(const struct ferry__copy *cp, size_t from)
 	return end;
 }
 
-static struct ferry__copy sub_copy(const struct ferry__copy *cp, size_t from,
-				   size_t end)
+static struct ferry_copy sub_copy(const struct ferry_copy *cp, size_t from,
+				  size_t end)
 {
-	struct ferry__copy sub = *cp;
+	struct ferry_copy sub = *cp;
 
 	sub.n = end - from;
 	sub.src = cp->src + from;
@@ -429,17 +429,17 @@ static struct ferry__copy sub_copy(const struct ferry__copy *cp, size_t from,
 }
 
 static int pull_batch(const char *host, const char *port,
-		      const struct ferry_opts *o, const struct ferry__copy *cp,
+		      const struct ferry_opts *o, const struct ferry_copy *cp,
 		      char *why, size_t whylen);
 
-int ferry__remote_pull(const char *host, const char *port,
-		       const struct ferry_opts *o, const struct ferry__copy *cp,
-		       char *why, size_t whylen)
+int ferry_remote_pull(const char *host, const char *port,
+		      const struct ferry_opts *o, const struct ferry_copy *cp,
+		      char *why, size_t whylen)
 {
 	int err = 0;
 
 	for (size_t from = 0, end; !err && from < cp->n; from = end) {
-		struct ferry__copy sub;
+		struct ferry_copy sub;
 
 		end = batch_end(cp, from);
 		sub = sub_copy(cp, from, end);
@@ -449,17 +449,17 @@ int ferry__remote_pull(const char *host, const char *port,
 }
 
 static int pull_batch(const char *host, const char *port,
-		      const struct ferry_opts *o, const struct ferry__copy *cp,
+		      const struct ferry_opts *o, const struct ferry_copy *cp,
 		      char *why, size_t whylen)
 {
-	struct ferry__copy rcp = *cp;
-	struct ferry__conn c;
+	struct ferry_copy rcp = *cp;
+	struct ferry_remote c;
 	struct pull_rx rx = { 0 };
 	struct ferry_key k;
 	char token[FERRY_KEYNAME_MAX + 1], lhost[NI_MAXHOST], lport[16];
 	int err;
 
-	err = ferry__remote_open(host, port, o, &c, why, whylen);
+	err = ferry__remote_connect(host, port, o, &c, why, whylen);
 	if (err)
 		return err;
 	err = pull_token(token, &k);
@@ -493,57 +493,57 @@ static int pull_batch(const char *host, const char *port,
 	}
 out:
 	OPENSSL_cleanse(&k, sizeof(k));
-	ferry__remote_close(&c);
+	ferry__remote_disconnect(&c);
 	return err;
 }
 
-int ferry__remote_tpc(const char *src_host, const char *src_port,
-		      const char *dst_host, const char *dst_port,
-		      const struct ferry_opts *o, const struct ferry__copy *cp,
-		      char *why, size_t whylen)
+int ferry_remote_tpc(const char *src_host, const char *src_port,
+		     const char *dst_host, const char *dst_port,
+		     const struct ferry_opts *o, const struct ferry_copy *cp,
+		     char *why, size_t whylen)
 {
-	struct ferry__conn cs = { .fd = -1 }, cd = { .fd = -1 };
+	struct ferry_remote cs = { .fd = -1 }, cd = { .fd = -1 };
 	uint64_t *sizes = calloc(cp->n + 1, sizeof(*sizes));
 	char token[FERRY_KEYNAME_MAX + 1];
-	struct ferry_rstat st;
+	struct ferry_remote_stat st;
 	struct ferry_key k;
 	uint64_t expiry;
 	int err;
 
 	if (!sizes)
 		return -ENOMEM;
-	err = ferry__remote_open(src_host, src_port, o, &cs, why, whylen);
+	err = ferry__remote_connect(src_host, src_port, o, &cs, why, whylen);
 	for (size_t i = 0; !err && i < cp->n; i++) {
-		err = ferry__remote_stat(&cs, cp->src[i], &st, why, whylen);
-		if (!err && st.type != FERRY_ENTRY_FILE) {
+		err = ferry_remote_stat(&cs, cp->src[i], &st, why, whylen);
+		if (!err && st.type != FERRY_REMOTE_FILE) {
 			ferry__why(why, whylen,
 				   "%s is %s: only files can be copied between daemons",
-				   cp->src[i], st.type == FERRY_ENTRY_DIR ?
+				   cp->src[i], st.type == FERRY_REMOTE_DIR ?
 						       "a directory" : "not a regular file");
-			err = st.type == FERRY_ENTRY_DIR ? -EISDIR : -EINVAL;
+			err = st.type == FERRY_REMOTE_DIR ? -EISDIR : -EINVAL;
 		}
 		sizes[i] = st.size;
 	}
 	/* per batch: a token from the destination, a PUSH to the source */
 	for (size_t from = 0, end; !err && from < cp->n; from = end) {
-		struct ferry__copy sub;
+		struct ferry_copy sub;
 
 		end = batch_end(cp, from);
 		sub = sub_copy(cp, from, end);
-		err = ferry__remote_open(dst_host, dst_port, o, &cd, why,
-					 whylen);
+		err = ferry__remote_connect(dst_host, dst_port, o, &cd, why,
+					    whylen);
 		if (!err)
 			err = ferry__remote_token(&cd, &sub, sizes + from, 0,
 						  token, &k, &expiry, why,
 						  whylen);
-		ferry__remote_close(&cd);
+		ferry__remote_disconnect(&cd);
 		if (!err)
 			err = ferry__remote_push_req(&cs, dst_host, dst_port, o,
 						     token, &k, &sub, why,
 						     whylen);
 		OPENSSL_cleanse(&k, sizeof(k));
 	}
-	ferry__remote_close(&cs);
+	ferry__remote_disconnect(&cs);
 	free(sizes);
 	return err;
 }

@@ -23,8 +23,8 @@
 #include <rte_log.h>
 #include <rte_mbuf.h>
 
+#include "ferry/args.h"
 #include "util/util.h"
-#include "util/args.h"
 #include "xport/uroce/port.h"
 #include "xport/uroce/wire.h"
 
@@ -100,7 +100,7 @@ static int eal_args(char ***out, char *why, size_t whylen)
 	if (!copy)
 		return -ENOMEM;
 	argv[argc++] = "ferry";
-	argc = ferry__split_args(copy, argv, MAX_ARGS, argc);
+	argc = ferry_split_args(copy, argv, MAX_ARGS, argc);
 	if (argc < 0) {
 		ferry__why(why, whylen, "uroce: FERRY_DPDK has more than %d words",
 			   MAX_ARGS);
