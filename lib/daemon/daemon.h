@@ -1,4 +1,9 @@
-/* The data-transfer-node daemon's roles (internal): an export root, keys
+/* lib/daemon: the receiver and what serves on it, the top layer. It owns
+ * ferry_server (server.c: accepting, the handshake gate, dispatching each
+ * session to bench, files or OSU), the daemon's requests, tokens and
+ * PUSH, and the client side of them (remote*.c, include/ferry/remote.h).
+ *
+ * The data-transfer-node daemon's roles (internal): an export root, keys
  * with rights and path prefixes (io/exports.h), one-time transfer tokens
  * (daemon/tokens.h), and the namespace requests of msg.h (STAT, LIST,
  * CKSUM, MKDIR, UNLINK, RMDIR, TOKEN). Push sessions (PROPOSE) and PUSH

@@ -1,4 +1,9 @@
-/* File sessions inside the pipeline (internal): the sender's and the
+/* lib/files: file sessions over lib/pipe, both ends: the walk and the
+ * manifest, the plan, reading and writing chunks, staging, publishing and
+ * resume. ferry_send is here; the receiver's side is run by
+ * daemon/server.c.
+ *
+ * File sessions inside the pipeline (internal): the sender's and the
  * receiver's per-file state, the plan that travels between them, and the
  * datapath ops that read and write files. */
 #ifndef FERRY_FILES_FILES_H

@@ -1,4 +1,7 @@
-/* OSU-style benchmarks: the message path (internal).
+/* lib/osu: OSU-style benchmarks over lib/pipe (ferry_osu, and the
+ * receiver's side that daemon/server.c runs).
+ *
+ * OSU-style benchmarks: the message path (internal).
  *
  * Sessions: the client proposes mode FERRY_MODE_OSU with one stream (two
  * for bibw), chunk = the largest size rounded up to 4 KiB and two slots per

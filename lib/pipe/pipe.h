@@ -1,6 +1,12 @@
-/* The pipeline shared by both roles: geometry, memory, transport, worker
- * threads, counters. Control-path code (client.c, server.c) drives it; the
- * worker loops live in bench_dp.c. */
+/* lib/pipe: the pipeline and the steps of a session that every kind of
+ * session shares (bench, files, OSU). It owns the ring geometry, memory,
+ * transport choice (xpick.c), credits, the stream workers, and the
+ * sender's control steps (client.c, session.h). It includes no folder
+ * above it: files/, osu/ and daemon/ build on it.
+ *
+ * The pipeline shared by both roles: geometry, memory, transport, worker
+ * threads, counters. Control-path code (client.c, daemon/server.c) drives
+ * it; the worker loops live in pipe_dp.c and bench_dp.c. */
 #ifndef FERRY_PIPE_PIPE_H
 #define FERRY_PIPE_PIPE_H
 

@@ -1,4 +1,4 @@
-/* The handshake gate (lib/core/gate.c): which connection makes room. */
+/* The handshake gate (lib/daemon/gate.c): which connection makes room. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
