@@ -81,9 +81,6 @@ struct ferry__osu {
 	atomic_bool over;      /* sender: the conductor has finished */
 };
 
-/* The transports with a message path (a ferry_params.transports mask). */
-uint32_t ferry__osu_xport_mask(void);
-
 /* The workers (osu_dp.c): by stream index, the conductor or the way back
  * on the sender; the echo or the way back on the receiver. */
 void *ferry__osu_send_worker(void *arg);
