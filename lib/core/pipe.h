@@ -175,7 +175,8 @@ struct ferry__xscan {
 	uint32_t usable;            /* bits of those usable here */
 	uint32_t reach_asked, reach_ok; /* bits: reach asked; it said yes */
 	char reach_why[200];        /* the last no of reach */
-	char have[128];             /* "verbs, uroce, tcp": usable here */
+	char have[128];             /* the names of those usable here, in
+				       preference order, ", " between */
 };
 /* Probe every transport (with conf) and check want, the user's "auto" or
  * a name: 0 with *s filled (s->duplex is kept), or -FERRY_ENOXPORT (not

@@ -38,6 +38,15 @@ static bool reaches(struct ferry__xscan *s, const struct ferry_xport_ops *x,
 	return (s->reach_ok & bit) != 0;
 }
 
+/* Append name to the list in buf ("a, b"); returns the new length. */
+static size_t add_name(char *buf, size_t len, size_t used, const char *name)
+{
+	if (used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+					 used ? ", " : "", name);
+	return used;
+}
+
 static bool usable(const struct ferry__xscan *s,
 		   const struct ferry_xport_ops *x)
 {
@@ -64,10 +73,7 @@ int ferry__xport_scan(const char *want, const struct ferry_xport_conf *conf,
 				l[i] == x ? sizeof(reason) : 0))
 			continue;
 		s->usable |= ferry__xport_bit(l[i]);
-		if (used < sizeof(s->have))
-			used += (size_t)snprintf(s->have + used,
-						 sizeof(s->have) - used, "%s%s",
-						 used ? ", " : "", l[i]->name);
+		used = add_name(s->have, sizeof(s->have), used, l[i]->name);
 	}
 	if (!want || strcmp(want, "auto") == 0)
 		return 0;
@@ -87,12 +93,10 @@ int ferry__xport_scan(const char *want, const struct ferry_xport_conf *conf,
 		char with[128] = "";
 
 		used = 0;
-		for (size_t i = 0; l[i] && used < sizeof(with); i++)
+		for (size_t i = 0; l[i]; i++)
 			if (FERRY_XPORT_HAS(l[i], duplex))
-				used += (size_t)snprintf(with + used,
-							 sizeof(with) - used,
-							 "%s%s", used ? ", " : "",
-							 l[i]->name);
+				used = add_name(with, sizeof(with), used,
+						l[i]->name);
 		ferry__why(why, whylen,
 			   "--osu (the message path) is not supported on %s (the transport has no two-way writes); use %s",
 			   x->name, with[0] ? with : "another build");
@@ -124,7 +128,7 @@ uint32_t ferry__xport_offer(struct ferry__xscan *s, const struct sockaddr *peer,
 	return mask;
 }
 
-/* The words for a choice: "auto picked verbs: ..." or "verbs as asked". */
+/* The words for a choice: "auto picked NAME: ..." or "NAME as asked". */
 static void say(const struct ferry__xscan *s, const struct ferry__xpick *p,
 		bool receiver, char *why, size_t whylen)
 {
