@@ -98,7 +98,9 @@ struct ferry_opts {
 void ferry_opts_init(struct ferry_opts *o);
 
 /* Check o's values. Returns 0 or -EINVAL with why naming the bad value
- * and its allowed range. */
+ * and its allowed range; or -FERRY_ENOXPORT when o->transport is not in
+ * this build or not usable here with o->xport (each transport is probed
+ * once), why naming the ones that are. */
 int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen);
 
 /* What to send in a memory-to-memory run: for seconds, or bytes (whichever

@@ -269,7 +269,6 @@ struct ferry_xport_ops {
 	unsigned rank;
 };
 
-
 /* Does ops (a table of ops->size bytes) have the optional op m? */
 #define FERRY_XPORT_HAS(ops, m)                                             \
 	((ops)->size >= offsetof(struct ferry_xport_ops, m) +               \

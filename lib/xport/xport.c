@@ -73,16 +73,6 @@ unsigned ferry__xport_rank(const struct ferry_xport_ops *ops)
 	return HAS_FIELD(ops, rank) ? ops->rank : UINT32_MAX;
 }
 
-uint32_t ferry__xport_bits(void)
-{
-	const struct ferry_xport_ops *const *l = ferry_xport_list();
-	uint32_t m = 0;
-
-	for (size_t i = 0; l[i]; i++)
-		m |= ferry__xport_bit(l[i]);
-	return m;
-}
-
 const char *ferry__xport_bit_name(uint32_t mask)
 {
 	uint32_t low = mask & FERRY_XPORT_IDS & -(mask & FERRY_XPORT_IDS);

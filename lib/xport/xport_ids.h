@@ -23,8 +23,6 @@
 uint32_t ferry__xport_bit(const struct ferry_xport_ops *ops);
 /* ops' preference rank; UINT32_MAX for a table without the field. */
 unsigned ferry__xport_rank(const struct ferry_xport_ops *ops);
-/* The bits of every transport this build has. */
-uint32_t ferry__xport_bits(void);
 /* The name of the lowest transport bit in mask, even for a transport this
  * build lacks (a peer's); "?" when it names none. */
 const char *ferry__xport_bit_name(uint32_t mask);
