@@ -377,7 +377,7 @@ static int pull_listen(struct ferry_remote *c, const struct ferry_opts *o,
 	lo.timeout_ms = o->timeout_ms;
 	lo.cpulist = o->cpulist;
 	lo.numa_node = o->numa_node;
-	lo.sockbuf = o->sockbuf;
+	lo.xport = o->xport;
 	lo.poll_mode = o->poll_mode;
 	lo.max_mem = o->max_mem;
 	err = ferry_server_open(host, "0", &lo, &rx->srv, why, whylen);

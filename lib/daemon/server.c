@@ -261,12 +261,13 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 {
 	const struct ferry_opts *o = &srv->o;
 	struct ferry_xport_attr xa = { .timeout_ms = o->timeout_ms,
-				       .sockbuf = o->sockbuf };
+				       .conf = &o->xport };
 	struct sockaddr_storage peer;
 	socklen_t peer_len = sizeof(peer);
 	struct ferry_msg m = { .type = FERRY_MSG_ACCEPT };
 	size_t blob_len = sizeof(m.u.accept.ep.data);
 	struct ferry__xpick pick;
+	struct ferry__xscan xs = { 0 };
 	uint32_t skip = 0;
 	int err;
 
@@ -274,8 +275,16 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 	getsockname(fd, (struct sockaddr *)&xa.addr, &xa.addr_len);
 	getpeername(fd, (struct sockaddr *)&peer, &peer_len);
 	xa.n_ep = p->streams;
+	/* every transport probed once for the session: the choice (and the
+	 * next one, when a chosen one fails to listen) reads the scan */
+	err = ferry__xport_scan(o->transport, &o->xport, &xs,
+				rep->transport_why, sizeof(rep->transport_why));
+	if (err) {
+		ferry__why(why, whylen, "%s", rep->transport_why);
+		return refuse(fd, err, why);
+	}
 	for (;;) {
-		err = ferry__xport_choose(o->transport, pr->transports, skip,
+		err = ferry__xport_choose(&xs, pr->transports, skip,
 					  (struct sockaddr *)&xa.addr,
 					  xa.addr_len, &pick,
 					  rep->transport_why,
@@ -302,7 +311,7 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 					     &blob_len, why, whylen);
 		/* auto: a transport this host has may still not reach this
 		 * peer (an RDMA NIC, a peer on loopback): try the next */
-		if (!err || strcmp(o->transport, "auto") != 0)
+		if (!err || xs.want)
 			break;
 		ferry__log(FERRY_LOG_INFO, "%s does not reach %s: %s; trying the next transport",
 			   p->ops->name, rep->peer, why);

@@ -522,6 +522,7 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	struct ferry__hooks h = { .work = tx_work, .msg = tx_msg,
 				  .settled = tx_settled, .ctx = &c };
 	struct ferry_xport_attr xa = { 0 };
+	struct ferry__xscan xs = { 0 };
 	struct ferry_opts so;
 	int fd = -1, err;
 
@@ -531,7 +532,7 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	if (why && whylen)
 		why[0] = 0;
 	t.q.efd = -1;
-	err = ferry_opts_check(o, why, whylen);
+	err = ferry__opts_check(o, &xs, why, whylen);
 	if (err)
 		return err;
 	ferry__metrics_session_begin(FERRY__M_SENDER);
@@ -551,12 +552,13 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	if (err)
 		goto out;
 	c.start_ns = ferry__now_ns();
-	err = ferry__client_propose(fd, o, &xa, FERRY_MODE_FILES, t.m.total_bytes,
-				    why, whylen);
+	err = ferry__client_propose(fd, o, &xa, &xs, FERRY_MODE_FILES,
+				    t.m.total_bytes, why, whylen);
 	if (!err)
 		err = exchange_plan(&c, fd, o, why, whylen);
 	if (!err)
-		err = ferry__client_connect(&p, fd, o, &xa, rep, why, whylen);
+		err = ferry__client_connect(&p, fd, o, &xa, &xs, rep, why,
+					    whylen);
 	/* files not sent: the receiver may close them now */
 	for (size_t i = 0; !err && i < t.m.n; i++) {
 		struct ferry_msg_file_sum s = { (uint32_t)i, FERRY_FILE_SUM_SKIP,

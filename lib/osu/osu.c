@@ -94,23 +94,6 @@ static int check_spec(const struct ferry_osu_spec *spec, char *why,
 	return 0;
 }
 
-/* A transport named outright must have the message path. */
-static int check_xport(const struct ferry_opts *o, char *why, size_t whylen)
-{
-	const struct ferry_xport_ops *x;
-
-	if (!o->transport || strcmp(o->transport, "auto") == 0)
-		return 0;
-	x = ferry_xport_find(o->transport);
-	if (x && !FERRY_XPORT_HAS(x, duplex)) {
-		ferry__why(why, whylen,
-			   "--osu (the message path) is not supported on %s yet (the transport has no two-way writes); use tcp or uroce",
-			   x->name);
-		return -ENOTSUP;
-	}
-	return 0;
-}
-
 /* The state of a run: spec, window, room for the samples of a size. */
 static int osu_new(const struct ferry_osu_spec *spec, struct ferry__osu **out)
 {
@@ -162,6 +145,9 @@ int ferry_osu(const char *host, const char *port, const struct ferry_opts *o,
 				 .duplex = true };
 	struct ferry__hooks h = { .wake_fd = -1 };
 	struct ferry_xport_attr xa = { 0 };
+	/* the message path runs only on transports with two-way writes,
+	 * each paired with itself (the scan says when one is named) */
+	struct ferry__xscan xs = { .duplex = true };
 	struct ferry_opts oo = *o;
 	struct ferry_report *rep = NULL;
 	struct ferry__osu *u = NULL;
@@ -170,8 +156,6 @@ int ferry_osu(const char *host, const char *port, const struct ferry_opts *o,
 
 	memset(res, 0, sizeof(*res));
 	err = check_spec(spec, why, whylen);
-	if (!err)
-		err = check_xport(o, why, whylen);
 	if (err)
 		return err;
 	for (unsigned i = 0; i < spec->n_sizes; i++)
@@ -186,7 +170,7 @@ int ferry_osu(const char *host, const char *port, const struct ferry_opts *o,
 	 * people compare with) do; every transport offers it */
 	if (oo.poll_mode == FERRY_POLL_DEFAULT)
 		oo.poll_mode = FERRY_POLL_BUSY;
-	err = ferry_opts_check(&oo, why, whylen);
+	err = ferry__opts_check(&oo, &xs, why, whylen);
 	if (err)
 		return err;
 	ferry__metrics_session_begin(FERRY__M_SENDER);
@@ -198,9 +182,11 @@ int ferry_osu(const char *host, const char *port, const struct ferry_opts *o,
 	err = ferry__client_open(host, port, &oo, &fd, &xa, rep, why, whylen);
 	if (err)
 		goto out;
-	err = ferry__client_propose(fd, &oo, &xa, FERRY_MODE_OSU, 0, why, whylen);
+	err = ferry__client_propose(fd, &oo, &xa, &xs, FERRY_MODE_OSU, 0, why,
+				    whylen);
 	if (!err)
-		err = ferry__client_connect(&p, fd, &oo, &xa, rep, why, whylen);
+		err = ferry__client_connect(&p, fd, &oo, &xa, &xs, rep, why,
+					    whylen);
 	if (err == -ENOTSUP)
 		ferry__ctrl_send_error(fd, err, "%s", why);
 	if (!err) {

@@ -1,8 +1,8 @@
 /* OSU-style benchmarks: the workers (see osu.h for who runs what).
  *
  * Busy polling calls the transport's poll with a zero timeout in a loop;
- * event mode asks it for one completion, waiting as long as it takes (on
- * tcp a blocking read, nothing else). So an event-mode worker learns of
+ * event mode asks it for one completion, waiting as long as it takes (a
+ * blocking read on a socket, for one). So an event-mode worker learns of
  * the end from the peer: the sender's last message on each stream is a
  * BYE. The receiver follows the mode the sender's SYNC names. No
  * allocation, logging or locks per message; the samples of a size are
@@ -22,7 +22,8 @@
 #define STOPPED 1        /* next(): the session is over */
 #define YIELD_EVERY 64   /* busy: empty polls between sched_yield()s, so a
 			    host with more spinning threads than CPUs (the
-			    uroce port threads too) still makes progress */
+			    transports' own polling threads too) still
+			    makes progress */
 
 struct osu_ep {
 	struct ferry__stream *s;

@@ -54,32 +54,17 @@ int ferry__client_open(const char *host, const char *port,
 	return err;
 }
 
-/* The transports with two-way writes, which the message path needs. */
-static uint32_t duplex_mask(void)
-{
-	const struct ferry_xport_ops *const *l = ferry_xport_list();
-	uint32_t mask = 0;
-
-	for (size_t i = 0; l[i]; i++)
-		if (FERRY_XPORT_HAS(l[i], duplex))
-			mask |= ferry__xport_bit(l[i]);
-	return mask;
-}
-
 int ferry__client_propose(int fd, const struct ferry_opts *o,
-			  const struct ferry_xport_attr *xa, uint32_t mode,
+			  const struct ferry_xport_attr *xa,
+			  struct ferry__xscan *xs, uint32_t mode,
 			  uint64_t total_bytes, char *why, size_t whylen)
 {
 	struct ferry_msg m = { .type = FERRY_MSG_PROPOSE };
-	uint32_t offer = ferry__xport_offer(o->transport,
+	uint32_t offer = ferry__xport_offer(xs,
 					    (const struct sockaddr *)&xa->addr,
 					    xa->addr_len);
 	int err;
 
-	/* the message path pairs only like with like: two-way writes are
-	 * each transport's own */
-	if (mode == FERRY_MODE_OSU)
-		offer &= duplex_mask();
 	m.u.propose = (struct ferry_params){
 		.mode = mode,
 		.transports = offer,
@@ -109,8 +94,8 @@ static int client_duplex(struct ferry__pipe *p, char *why, size_t whylen)
 
 int ferry__client_connect(struct ferry__pipe *p, int fd,
 			  const struct ferry_opts *o,
-			  struct ferry_xport_attr *xa, struct ferry_report *rep,
-			  char *why, size_t whylen)
+			  struct ferry_xport_attr *xa, struct ferry__xscan *xs,
+			  struct ferry_report *rep, char *why, size_t whylen)
 {
 	struct ferry__xpick pick;
 	struct ferry_msg m;
@@ -133,7 +118,7 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 			   "the receiver answered with unexpected parameters");
 		return -FERRY_EPROTO;
 	}
-	err = ferry__xport_follow(o->transport, m.u.accept.params.transports,
+	err = ferry__xport_follow(xs, m.u.accept.params.transports,
 				  (const struct sockaddr *)&xa->addr,
 				  xa->addr_len, &pick, xwhy, sizeof(xwhy));
 	if (err) {
@@ -155,7 +140,7 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 	p->poll_mode = err;
 	xa->n_ep = p->streams;
 	xa->timeout_ms = o->timeout_ms;
-	xa->sockbuf = o->sockbuf;
+	xa->conf = &o->xport;
 	xa->poll_mode = p->poll_mode;
 	xa->family = pick.family;
 	err = p->ops->open(xa, &p->x, why, whylen);
@@ -328,6 +313,7 @@ int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 				 .dp = &ferry__bench_dp };
 	struct ferry__hooks h = { .wake_fd = -1 };
 	struct ferry_xport_attr xa = { 0 };
+	struct ferry__xscan xs = { 0 };
 	int fd = -1, err;
 
 	memset(rep, 0, sizeof(*rep));
@@ -337,7 +323,7 @@ int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 		ferry__why(why, whylen, "give a duration or a byte count");
 		return -EINVAL;
 	}
-	err = ferry_opts_check(o, why, whylen);
+	err = ferry__opts_check(o, &xs, why, whylen);
 	if (err)
 		return err;
 	ferry__metrics_session_begin(FERRY__M_SENDER);
@@ -346,10 +332,11 @@ int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 		ferry__metrics_session_end(FERRY__M_SENDER, err);
 		return err;
 	}
-	err = ferry__client_propose(fd, o, &xa, FERRY_MODE_BENCH, spec->bytes, why,
-				    whylen);
+	err = ferry__client_propose(fd, o, &xa, &xs, FERRY_MODE_BENCH,
+				    spec->bytes, why, whylen);
 	if (!err)
-		err = ferry__client_connect(&p, fd, o, &xa, rep, why, whylen);
+		err = ferry__client_connect(&p, fd, o, &xa, &xs, rep, why,
+					    whylen);
 	if (!err) {
 		p.budget = spec->bytes;
 		p.deadline_ns = ferry__now_ns() + (uint64_t)(spec->seconds * 1e9);

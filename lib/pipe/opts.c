@@ -18,6 +18,7 @@ void ferry_opts_init(struct ferry_opts *o)
 	o->timeout_ms = FERRY_DEFAULT_TIMEOUT_MS;
 	o->max_mem = FERRY_DEFAULT_MAX_MEM;
 	o->interval = 1.0;
+	ferry_xport_conf_init(&o->xport);
 }
 
 const char *ferry_fsync_name(int mode)
@@ -38,7 +39,8 @@ int ferry_fsync_parse(const char *name)
 	return -1;
 }
 
-int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen)
+int ferry__opts_check(const struct ferry_opts *o, struct ferry__xscan *s,
+		      char *why, size_t whylen)
 {
 	struct ferry__pipe p = { 0 };
 	int err;
@@ -71,5 +73,12 @@ int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen)
 		if (err < 0)
 			return err == -ENOMEM ? err : -EINVAL;
 	}
-	return ferry__xport_usable(o->transport, why, whylen);
+	return ferry__xport_scan(o->transport, &o->xport, s, why, whylen);
+}
+
+int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen)
+{
+	struct ferry__xscan s = { 0 };
+
+	return ferry__opts_check(o, &s, why, whylen);
 }

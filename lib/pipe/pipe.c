@@ -266,7 +266,7 @@ void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep)
 		rep->cpu_sys += p->st[i].cpu_sys;
 	}
 	/* a sender is alone in its process: count every thread it has,
-	 * a transport's own (uroce's poller) included. A receiver may serve
+	 * a transport's own (a port's polling thread) included. A receiver may serve
 	 * several sessions at once and counts its session's threads. */
 	if (p->role == FERRY__SENDER && p->start_ns) {
 		ferry__process_cpu(&u, &s);

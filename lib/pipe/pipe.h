@@ -165,34 +165,52 @@ void ferry__stream_finish(struct ferry__stream *s);
 /* Memory-to-memory chunks (bench_dp.c). */
 extern const struct ferry__dp_ops ferry__bench_dp;
 
-/* The transport choice (xpick.c). want is the user's: "auto" or a name. */
+/* The transport choice (xpick.c). */
 struct ferry__xpick {
 	const struct ferry_xport_ops *ops; /* this side's transport */
 	bool family;  /* the peer runs another transport of ops' wire family
 			 (attr.family) */
 	char peer[12]; /* the peer's transport */
 };
-/* Is want in this build and usable here ("auto": always)? 0, or
- * -FERRY_ENOXPORT with why. */
-int ferry__xport_usable(const char *want, char *why, size_t whylen);
-/* Sender: the mask to PROPOSE (FERRY_XPORT_* of lib/xport/xport_ids.h):
- * for want, the transports usable here that reach peer (the others are
- * logged), and the wire families they speak; 0 when none. */
-uint32_t ferry__xport_offer(const char *want, const struct sockaddr *peer,
+/* What one session may use: each transport of this build probed once. */
+struct ferry__xscan {
+	bool duplex;  /* in: two-way writes wanted (osu): only transports
+			 that have them, each paired with itself */
+	const struct ferry_xport_ops *want; /* the one asked for; NULL: auto */
+	const struct ferry_xport_conf *conf; /* the transports' settings */
+	uint32_t usable;            /* bits of those usable here */
+	uint32_t reach_asked, reach_ok; /* bits: reach asked; it said yes */
+	char reach_why[200];        /* the last no of reach */
+	char have[128];             /* the names of those usable here, in
+				       preference order, ", " between */
+};
+/* Probe every transport (with conf) and check want, the user's "auto" or
+ * a name: 0 with *s filled (s->duplex is kept), or -FERRY_ENOXPORT (not
+ * in this build, not usable here) or -ENOTSUP (no two-way writes, with
+ * s->duplex) with why. */
+int ferry__xport_scan(const char *want, const struct ferry_xport_conf *conf,
+		      struct ferry__xscan *s, char *why, size_t whylen);
+/* ferry_opts_check, keeping the scan for the session that follows. */
+int ferry__opts_check(const struct ferry_opts *o, struct ferry__xscan *s,
+		      char *why, size_t whylen);
+/* Sender: the mask to PROPOSE (lib/xport/xport_ids.h): the transports of
+ * s that reach peer (the others are logged), and the wire families they
+ * speak; 0 when none. */
+uint32_t ferry__xport_offer(struct ferry__xscan *s, const struct sockaddr *peer,
 			    socklen_t peer_len);
-/* Receiver: the first of this build's transports, in preference order,
- * that want allows, skip does not name, is usable here, reaches addr (this
- * side's control address) and that the sender offered, itself or its wire
- * family. 0 with *pick and why saying so, or -FERRY_ENOXPORT with why. */
-int ferry__xport_choose(const char *want, uint32_t offer, uint32_t skip,
+/* Receiver: the first of s's transports, in preference order, that skip
+ * does not name, that reaches addr (this side's control address) and that
+ * the sender offered, itself or its wire family. 0 with *pick and why
+ * saying so, or -FERRY_ENOXPORT with why. */
+int ferry__xport_choose(struct ferry__xscan *s, uint32_t offer, uint32_t skip,
 			const struct sockaddr *addr, socklen_t addr_len,
 			struct ferry__xpick *pick, char *why, size_t whylen);
 /* Receiver: the ACCEPT mask that tells the sender what pick is. */
 uint32_t ferry__xport_answer(const struct ferry__xpick *pick);
 /* Sender: this side's transport for the receiver's ACCEPT mask: the one
- * it names, or for a pair, one of this side's of the same family. 0 with
- * why, -FERRY_ENOXPORT (want not usable) or -FERRY_EPROTO. */
-int ferry__xport_follow(const char *want, uint32_t chosen,
+ * it names, or for a pair, one of s's of the same family. 0 with why, or
+ * -FERRY_EPROTO. */
+int ferry__xport_follow(struct ferry__xscan *s, uint32_t chosen,
 			const struct sockaddr *peer, socklen_t peer_len,
 			struct ferry__xpick *pick, char *why, size_t whylen);
 

@@ -33,17 +33,19 @@ int ferry__client_open(const char *host, const char *port,
 		       char *why, size_t whylen);
 
 /* Sender: PROPOSE the session (mode, total bytes), offering the
- * transports that reach xa's peer. */
+ * transports of xs (ferry__opts_check's scan) that reach xa's peer. */
 int ferry__client_propose(int fd, const struct ferry_opts *o,
-			  const struct ferry_xport_attr *xa, uint32_t mode,
+			  const struct ferry_xport_attr *xa,
+			  struct ferry__xscan *xs, uint32_t mode,
 			  uint64_t total_bytes, char *why, size_t whylen);
 
-/* Sender: wait for ACCEPT, then set up the pipeline, connect the data
- * endpoints and send READY. */
+/* Sender: wait for ACCEPT, follow the receiver's choice among xs's
+ * transports, then set up the pipeline, connect the data endpoints and
+ * send READY. */
 int ferry__client_connect(struct ferry__pipe *p, int fd,
 			  const struct ferry_opts *o,
-			  struct ferry_xport_attr *xa, struct ferry_report *rep,
-			  char *why, size_t whylen);
+			  struct ferry_xport_attr *xa, struct ferry__xscan *xs,
+			  struct ferry_report *rep, char *why, size_t whylen);
 
 /* Sender: run the workers to the end with the control loop, then FIN and
  * RESULT. */

@@ -31,7 +31,7 @@ static uint8_t big[FERRY_CTRL_MAX_FRAME + 16];
 static void sample_params(struct ferry_params *p)
 {
 	p->mode = FERRY_MODE_FILES;
-	p->transports = FERRY_XPORT_TCP | FERRY_XPORT_VERBS;
+	p->transports = 1u | 4u; /* tcp and verbs, as the wire names them */
 	p->streams = 8;
 	p->slots = 0x01020304;
 	p->depth = 0xfffffffe;
