@@ -59,12 +59,9 @@ int cmd_bench(int argc, char **argv)
 	char host[256], port[8], why[512] = "";
 	int i, err;
 
-	cli_args_init(&a, "bench");
 	i = cli_parse(&cli_cmd_bench, argc, argv, &a);
 	if (i < 0)
-		return i == CLI_HELP ? 0 : 2;
-	if (i != argc - 1)
-		cli_die_usage("bench", "give exactly one HOST[:PORT]");
+		return a.exit;
 	if (!cli_hostport("bench", argv[i], host, sizeof(host), port,
 			  sizeof(port)))
 		return 2;

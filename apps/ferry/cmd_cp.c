@@ -363,18 +363,15 @@ int cmd_cp(int argc, char **argv)
 	size_t n = 0;
 	int i, ret = 1;
 
-	cli_args_init(&a, "cp");
 	i = cli_parse(&cli_cmd_cp, argc, argv, &a);
 	if (i < 0)
-		return i == CLI_HELP ? 0 : 2;
+		return a.exit;
 	struct ferry__copy cp = { .cksum = a.send.cksum,
 				  .force = a.send.force,
 				  .marker_ms = a.marker_ms,
 				  .on_file = on_file,
 				  .on_marker = on_marker,
 				  .arg = &co };
-	if (argc - i < 2)
-		cli_die_usage("cp", "give one or more SRCs and a DST");
 	n = (size_t)(argc - i - 1);
 	src = calloc(n, sizeof(*src));
 	srcs = calloc(n, sizeof(*srcs));

@@ -19,12 +19,9 @@ int cmd_doctor(int argc, char **argv)
 	int i, err;
 	size_t n;
 
-	cli_args_init(&a, "doctor");
 	i = cli_parse(&cli_cmd_doctor, argc, argv, &a);
 	if (i < 0)
-		return i == CLI_HELP ? 0 : 2;
-	if (i != argc)
-		cli_die_usage("doctor", "takes no arguments");
+		return a.exit;
 	c = calloc(FERRY_DOCTOR_MAX_CHECKS, sizeof(*c));
 	if (!c) {
 		fprintf(stderr, "ferry doctor: out of memory\n");

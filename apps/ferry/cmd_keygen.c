@@ -12,12 +12,9 @@ int cmd_keygen(int argc, char **argv)
 	char why[256];
 	int i;
 
-	cli_args_init(&a, "keygen");
 	i = cli_parse(&cli_cmd_keygen, argc, argv, &a);
 	if (i < 0)
-		return i == CLI_HELP ? 0 : 2;
-	if (argc - i != 1)
-		cli_die_usage("keygen", "give one FILE");
+		return a.exit;
 	if (ferry_key_generate(argv[i], why, sizeof(why))) {
 		fprintf(stderr, "ferry keygen: %s\n", why);
 		return 1;
@@ -32,12 +29,9 @@ int cmd_version(int argc, char **argv)
 	struct cli_args a;
 	int i;
 
-	cli_args_init(&a, "version");
 	i = cli_parse(&cli_cmd_version, argc, argv, &a);
 	if (i < 0)
-		return i == CLI_HELP ? 0 : 2;
-	if (i != argc)
-		cli_die_usage("version", "takes no arguments");
+		return a.exit;
 	printf("ferry %s\n", FERRY_VERSION);
 	return 0;
 }

@@ -190,12 +190,9 @@ int cmd_recv(int argc, char **argv)
 	int i, err;
 
 	cmd = argv[0]; /* "recv" or "serve" */
-	cli_args_init(&a, cmd);
 	i = cli_parse(&cli_cmd_recv, argc, argv, &a);
 	if (i < 0)
-		return i == CLI_HELP ? 0 : 2;
-	if (i != argc)
-		cli_die_usage(cmd, "unexpected argument");
+		return a.exit;
 	if (!check(&a))
 		return 2;
 	cli_logger(cmd, a.c.quiet || a.c.json, a.c.verbose);

@@ -213,12 +213,9 @@ int cmd_rocedump(int argc, char **argv)
 	char why[256];
 	int i, rc;
 
-	cli_args_init(&a, "rocedump");
 	i = cli_parse(&cli_cmd_rocedump, argc, argv, &a);
 	if (i < 0)
-		return i == CLI_HELP ? 0 : 2;
-	if (argc - i != 1)
-		cli_die_usage("rocedump", "give one capture FILE");
+		return a.exit;
 	d.quiet = a.c.quiet;
 	const char *path = argv[i];
 	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;

@@ -155,12 +155,9 @@ int cmd_send(int argc, char **argv)
 	char host[256], port[8], dest[4096];
 	int i, err;
 
-	cli_args_init(&a, "send");
 	i = cli_parse(&cli_cmd_send, argc, argv, &a);
 	if (i < 0)
-		return i == CLI_HELP ? 0 : 2;
-	if (argc - i < 2)
-		cli_die_usage("send", "give one or more PATHs and HOST[:PORT][:/DEST]");
+		return a.exit;
 	if (!parse_dest(argv[argc - 1], host, sizeof(host), port, sizeof(port),
 			dest, sizeof(dest)))
 		return 2;

@@ -8,6 +8,9 @@ const struct cli_cmd cli_cmd_bench = {
 	.name = "bench",
 	.id = CLI_BENCH,
 	.usage = "[options] HOST[:PORT]",
+	.min_operands = 1,
+	.max_operands = 1,
+	.operands_hint = "give exactly one HOST[:PORT]",
 	.about =
 	"Memory-to-memory transfer to a `ferry recv` on HOST (port 7471 unless\n"
 	"given), like iperf3 or ib_write_bw: the sender fills chunks, the receiver\n"
@@ -39,6 +42,9 @@ const struct cli_cmd cli_cmd_send = {
 	.name = "send",
 	.id = CLI_SEND,
 	.usage = "[options] PATH... HOST[:PORT][:/DEST]",
+	.min_operands = 2,
+	.max_operands = -1,
+	.operands_hint = "give one or more PATHs and HOST[:PORT][:/DEST]",
 	.about =
 	"Send files and directories to a `ferry recv --dir DIR` on HOST (port 7471\n"
 	"unless given). They land below DIR/DEST (DEST defaults to DIR itself) with\n"
@@ -82,6 +88,9 @@ const struct cli_cmd cli_cmd_recv = {
 	.name = "recv",
 	.id = CLI_RECV,
 	.usage = "[options]",
+	.min_operands = 0,
+	.max_operands = 0,
+	.operands_hint = "unexpected argument",
 	.about =
 	"Listen for ferry sessions (control port 7471 by default) and serve them\n"
 	"until stopped with SIGINT or SIGTERM, or one with --once. Each session\n"
@@ -129,6 +138,9 @@ const struct cli_cmd cli_cmd_cp = {
 	.name = "cp",
 	.id = CLI_CP,
 	.usage = "[options] SRC... DST",
+	.min_operands = 2,
+	.max_operands = -1,
+	.operands_hint = "give one or more SRCs and a DST",
 	.about =
 	"Copy files to, from or between ferry daemons (`ferry serve --exports`).\n"
 	"Each SRC and DST is a local path or ferry://HOST[:PORT]/PATH, PATH taken\n"
@@ -180,6 +192,9 @@ const struct cli_cmd cli_cmd_doctor = {
 	.id = CLI_DOCTOR,
 	.usage = "[--json] [--rtt MS] [--rate GBPS] [--netdev IF]\n"
 		 "[--root DIR]",
+	.min_operands = 0,
+	.max_operands = 0,
+	.operands_hint = "takes no arguments",
 	.about =
 	"Check this host for bulk transfer and say how to fix what is not ready.\n"
 	"Reads /sys and /proc only: changes nothing and needs no root.\n"
@@ -227,6 +242,9 @@ const struct cli_cmd cli_cmd_rocedump = {
 	.name = "rocedump",
 	.id = CLI_ROCEDUMP,
 	.usage = "[--port N] [--quiet] FILE",
+	.min_operands = 1,
+	.max_operands = 1,
+	.operands_hint = "give one capture FILE",
 	.about =
 	"Decode what a RoCE fabric carries, from FILE, a pcap or pcapng capture of\n"
 	"Ethernet frames (tcpdump -w, tshark -w; '-' reads standard input), and\n"
@@ -309,6 +327,9 @@ const struct cli_cmd cli_cmd_keygen = {
 	.name = "keygen",
 	.id = CLI_KEYGEN,
 	.usage = "FILE",
+	.min_operands = 1,
+	.max_operands = 1,
+	.operands_hint = "give one FILE",
 	.about =
 	"Write a new random 256-bit key to FILE (64 hex digits, mode 0600). Copy\n"
 	"the same file to the sending and the receiving host and give it to both\n"
@@ -329,6 +350,9 @@ const struct cli_cmd cli_cmd_version = {
 	.name = "version",
 	.id = CLI_VERSION,
 	.usage = "",
+	.min_operands = 0,
+	.max_operands = 0,
+	.operands_hint = "takes no arguments",
 	.about =
 	"Print \"ferry\" and the version it was built as, such as `ferry 0.1.0`.\n"
 	"`ferry --version` does the same.\n",

@@ -62,6 +62,8 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv,
 	size_t n = rows_of(cmd, row), ns = 0;
 	int opt;
 
+	cli_args_init(a, argv[0]);
+
 	for (size_t i = 0; i < n; i++) {
 		o = row[i];
 		lo[i] = (struct option){ o->name,
@@ -85,12 +87,18 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv,
 				o = row[i];
 		if (!o->set) {
 			cli_help(cmd, a->cmd, stdout);
-			return CLI_HELP;
+			a->exit = 0;
+			return -1;
 		}
-		if (!o->set(a, o, optarg))
-			return CLI_BAD;
+		if (!o->set(a, o, optarg)) {
+			a->exit = 2;
+			return -1;
+		}
 		a->marks |= o->mark;
 	}
+	if (argc - optind < cmd->min_operands ||
+	    (cmd->max_operands >= 0 && argc - optind > cmd->max_operands))
+		cli_die_usage(a->cmd, cmd->operands_hint);
 	return optind;
 }
 

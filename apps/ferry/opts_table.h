@@ -52,6 +52,8 @@ enum cli_group {
  * command reads its own (cli_args_init gives the defaults). */
 struct cli_args {
 	const char *cmd;           /* as typed: "recv" or "serve" */
+	int exit;                  /* when cli_parse returns -1: 0 after
+				      --help, 2 after a bad value */
 	struct cli_common c;       /* ferry_opts, key, --json, -q, -v */
 	const char *metrics_at;    /* --metrics ADDR:PORT */
 	unsigned marks;            /* CLI_M_* of the options given */
@@ -117,6 +119,8 @@ struct cli_cmd {
 	const char *usage;     /* after "usage: ferry NAME "; a line break
 				  continues it under the first word */
 	const char *about;     /* after a blank line */
+	int min_operands, max_operands; /* max -1: any number */
+	const char *operands_hint; /* said when their count is wrong */
 	struct cli_section sections[CLI_SECTIONS]; /* G_NONE ends them */
 	const char *epilogue;
 };
@@ -131,14 +135,12 @@ const char *cli_group_title(enum cli_group g);
 /* Defaults of every command's attributes into a; cmd as typed. */
 void cli_args_init(struct cli_args *a, const char *cmd);
 
-/* What cli_parse returns besides the index of the first operand. */
-enum { CLI_HELP = -1, CLI_BAD = -2 };
-
 /* Parse argv (argv[0] the command as typed) against the rows of cmd
- * into a. Returns the index of the first operand, CLI_HELP after
- * printing --help to stdout, or CLI_BAD after a bad value was said; a
- * mistake getopt finds (an unknown option, a missing value) is said in
- * one line and exits 2. */
+ * into a, from the defaults (cli_args_init). Returns the index of the
+ * first operand, or -1 with a->exit set after printing --help to stdout
+ * (0) or saying why a value is bad (2). A mistake getopt finds (an
+ * unknown option, a missing value) or a wrong number of operands is
+ * said in one line and exits 2. */
 int cli_parse(const struct cli_cmd *cmd, int argc, char **argv,
 	      struct cli_args *a);
 

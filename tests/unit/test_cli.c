@@ -114,7 +114,6 @@ static int parse(const struct cli_cmd *c, struct cli_args *a, char **argv)
 
 	while (argv[argc])
 		argc++;
-	cli_args_init(a, argv[0]);
 	optind = 1;
 	return cli_parse(c, argc, argv, a);
 }
@@ -158,7 +157,8 @@ static void test_parse(void)
 	CU_ASSERT_DOUBLE_EQUAL(a.doctor.rtt_ms, 120, 1e-9);
 	CU_ASSERT_STRING_EQUAL(a.doctor.root, "/x");
 
-	CU_ASSERT_EQUAL(parse(&cli_cmd_bench, &a, bad), CLI_BAD);
+	CU_ASSERT_EQUAL(parse(&cli_cmd_bench, &a, bad), -1);
+	CU_ASSERT_EQUAL(a.exit, 2);
 }
 
 static void test_json(void)
