@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
 """Man pages from the texts they document, so the two never drift.
 
-  mkman.py help --src apps/ferry/cmd_bench.c --var help_bench \\
+  mkman.py help --exe build/apps/ferry/ferry --args "bench --help" \\
       --name ferry-bench --prog "ferry bench" [--summary-from main.c] \\
       [--in docs/man/ferry-bench.1.in] --version V -o ferry-bench.1
-      A section 1 page from the --help string in a C source file.
-  mkman.py synthetic --name ferry-version --prog "ferry version" \
-      --summary-from main.c [--in ...] --version V -o ferry-version.1
-      A section 1 page for a command without a --help of its own.
+      A section 1 page from what a built program's --help prints (ferry's
+      come from its option table), or with --src FILE.c --var NAME from a
+      --help string in a C source file (ferry-wanem).
   mkman.py header --header include/ferry/session.h \\
       [--in docs/man/libferry-session.3.in] --version V -o libferry-session.3
       A section 3 page from a public header: its comments and declarations.
@@ -33,6 +32,8 @@ joins that section, any other .SH is placed in the usual order. The line
 import argparse
 import os
 import re
+import shlex
+import subprocess
 import sys
 
 ORDER = ["NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "OPTIONS", "NOTES",
@@ -402,8 +403,26 @@ def assemble(name, section, version, sec, src_note, in_path):
     return "\n".join(out) + "\n"
 
 
+def run_help(exe, args):
+    """What `exe args` prints: a command's --help made at run time (ferry's
+    from its option table, apps/ferry/opts_table.c)."""
+    r = subprocess.run([exe] + shlex.split(args), capture_output=True,
+                       text=True)
+    if r.returncode != 0 or not r.stdout:
+        sys.exit("mkman: %s %s: exit %d: %s" % (exe, args, r.returncode,
+                                                r.stderr.strip()))
+    return r.stdout
+
+
 def cmd_help(a):
-    text = c_string(a.src, a.var)
+    if a.exe:
+        text = run_help(a.exe, a.args)
+        src_note = "`%s %s`" % (a.prog.split()[0], a.args)
+    elif a.src and a.var:
+        text = c_string(a.src, a.var)
+        src_note = "%s in %s" % (a.var, os.path.relpath(a.src, a.root))
+    else:
+        sys.exit("mkman: help wants --exe and --args, or --src and --var")
     sec = parse_help(text, a.prog)
     summary = a.summary
     if a.summary_from:
@@ -412,24 +431,7 @@ def cmd_help(a):
         if not summary:
             sys.exit("mkman: %s is not in help_main's Commands" % word)
     sec["NAME"] = ["%s \\- %s" % (esc(a.name, code=True), esc(summary))]
-    page = assemble(a.name, "1", a.version, sec,
-                    "%s in %s" % (a.var, os.path.relpath(a.src, a.root)),
-                    a.in_file)
-    write(a.output, page)
-
-
-def cmd_synthetic(a):
-    """A command whose help is one line of help_main (ferry version)."""
-    word = a.prog.split()[-1]
-    summary = command_summaries(a.summary_from).get(word)
-    if not summary:
-        sys.exit("mkman: %s is not in help_main's Commands" % word)
-    sec = {k: [] for k in ORDER}
-    sec["NAME"] = ["%s \\- %s" % (esc(a.name, code=True), esc(summary))]
-    sec["SYNOPSIS"] = [".nf", "\\fB" + esc(a.prog) + "\\fR", ".fi"]
-    page = assemble(a.name, "1", a.version, sec,
-                    "help_main in " + os.path.relpath(a.summary_from, a.root),
-                    a.in_file)
+    page = assemble(a.name, "1", a.version, sec, src_note, a.in_file)
     write(a.output, page)
 
 
@@ -671,10 +673,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     h = sub.add_parser("help")
-    h.add_argument("--src", required=True)
-    h.add_argument("--var", required=True)
-    s = sub.add_parser("synthetic")
-    for p in (h, s):
+    h.add_argument("--exe")
+    h.add_argument("--args", default="--help")
+    h.add_argument("--src")
+    h.add_argument("--var")
+    for p in (h,):
         p.add_argument("--name", required=True)
         p.add_argument("--prog", required=True)
         p.add_argument("--summary")
@@ -682,7 +685,7 @@ def main():
     hd = sub.add_parser("header")
     hd.add_argument("--header", required=True)
     hd.add_argument("--name", required=True)
-    for p in (h, s, hd):
+    for p in (h, hd):
         p.add_argument("--in", dest="in_file")
         p.add_argument("--version", required=True)
         p.add_argument("--root", default=".")
@@ -699,7 +702,7 @@ def main():
     ln = sub.add_parser("links")
     ln.add_argument("man3dir")
     a = ap.parse_args()
-    {"help": cmd_help, "synthetic": cmd_synthetic, "header": cmd_header,
+    {"help": cmd_help, "header": cmd_header,
      "overview": cmd_overview,
      "names": cmd_names, "links": cmd_links}[a.cmd](a)
 

@@ -217,6 +217,20 @@ bool cli_key_name(struct cli_common *c, const char *cmd)
 	return true;
 }
 
+bool cli_client(struct cli_common *c, const char *cmd, bool check)
+{
+	char why[512];
+
+	if (c->o.streams > c->o.slots)
+		c->o.slots = c->o.streams; /* at least one slot per stream */
+	if (check && ferry_opts_check(&c->o, why, sizeof(why))) {
+		fprintf(stderr, "ferry %s: %s\n", cmd, why);
+		return false;
+	}
+	return cli_key(cmd, c->key_path, c->no_auth, &c->key, &c->o.key) &&
+	       cli_key_name(c, cmd);
+}
+
 void cli_common_init(struct cli_common *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -307,101 +321,4 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 		fprintf(stderr, "ferry %s: unknown option '%s'", cmd, what);
 	fprintf(stderr, " (see `ferry %s --help`)\n", cmd);
 	exit(2);
-}
-
-int cli_common_opt(struct cli_common *c, const char *cmd, int opt,
-		   const char *arg)
-{
-	uint64_t v;
-	double d;
-	unsigned u;
-
-	switch (opt) {
-	case OPT_KEY:
-		c->key_path = arg;
-		return 1;
-	case OPT_NO_AUTH:
-		c->no_auth = true;
-		return 1;
-	case OPT_KEY_NAME:
-		snprintf(c->key_name, sizeof(c->key_name), "%s", arg);
-		if (strlen(arg) >= sizeof(c->key_name))
-			c->key_name[0] = '?'; /* refused by cli_key_name */
-		return 1;
-	case OPT_TRANSPORT:
-		c->o.transport = arg;
-		return 1;
-	case 'P': /* senders only: recv's option strings lack it */
-		if (!cli_uint(cmd, "-P", arg, 1, FERRY_MAX_STREAMS, &u))
-			return -1;
-		c->o.streams = u;
-		return 1;
-	case 'l':
-		if (!cli_size(cmd, "-l", arg, &v))
-			return -1;
-		c->o.chunk_size = v;
-		return 1;
-	case OPT_SLOTS:
-		if (!cli_uint(cmd, "--slots", arg, 1, FERRY_MAX_SLOTS, &u))
-			return -1;
-		c->o.slots = u;
-		return 1;
-	case OPT_CPUS:
-		c->o.cpulist = arg;
-		return 1;
-	case OPT_NUMA:
-		if (!cli_uint(cmd, "--numa", arg, 0, 1023, &u))
-			return -1;
-		c->o.numa_node = (int)u;
-		return 1;
-	case OPT_TIMEOUT:
-		if (!cli_seconds(cmd, "--timeout", arg, 0.1, 3600, &d))
-			return -1;
-		c->o.timeout_ms = (int)(d * 1000);
-		return 1;
-	case OPT_SOCKBUF:
-		if (!cli_size(cmd, "--sockbuf", arg, &v))
-			return -1;
-		if (v > (1ull << 30)) {
-			fprintf(stderr, "ferry %s: --sockbuf is at most 1G\n", cmd);
-			return -1;
-		}
-		c->o.xport.tcp.sockbuf = v;
-		return 1;
-	case OPT_JSON:
-		c->json = true;
-		return 1;
-	case OPT_DPDK:
-		/* the uroce transport's settings (over FERRY_DPDK and
-		 * FERRY_UROCE_IP, which ferry_opts_init read) */
-		c->o.xport.uroce.eal = arg;
-		return 1;
-	case OPT_UROCE_IP:
-		c->o.xport.uroce.ip = arg;
-		return 1;
-	case OPT_POLL:
-		if (strcmp(arg, "busy") == 0)
-			c->o.poll_mode = FERRY_POLL_BUSY;
-		else if (strcmp(arg, "event") == 0)
-			c->o.poll_mode = FERRY_POLL_EVENT;
-		else {
-			fprintf(stderr, "ferry %s: bad value '%s' for --poll: busy or event\n",
-				cmd, arg);
-			return -1;
-		}
-		return 1;
-	case 'i':
-		if (!cli_seconds(cmd, "-i", arg, 0, 3600, &d))
-			return -1;
-		c->o.interval = d;
-		return 1;
-	case 'q':
-		c->quiet = true;
-		return 1;
-	case 'v':
-		c->verbose = true;
-		return 1;
-	default:
-		return 0;
-	}
 }

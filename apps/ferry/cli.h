@@ -26,11 +26,12 @@ bool cli_hostport(const char *cmd, const char *arg, char *host, size_t hlen,
 bool cli_key(const char *cmd, const char *path, bool no_auth,
 	     struct ferry_key *key, const struct ferry_key **out);
 
-/* Common options of bench and recv. Returns 1 if opt was one of them
- * (consuming optarg), 0 if not, -1 on a bad value. */
+/* What every command that talks to a peer reads from its options
+ * (opts_table.c fills it). */
 struct cli_common {
 	struct ferry_opts o;
 	const char *key_path;
+	struct ferry_key key; /* what --key loaded (o.key points here) */
 	char key_name[65];  /* --key-name, $FERRY_KEY_NAME or the key file's */
 	bool no_auth, json, quiet, verbose;
 };
@@ -48,6 +49,12 @@ void cli_logger(const char *cmd, bool quiet, bool verbose);
 
 void cli_die_usage(const char *cmd, const char *usage_hint);
 
+/* A client's steps once its options are read: at least one slot per
+ * stream, the options checked (unless check is false: --osu sets its
+ * own geometry), its key loaded and named. Returns false after saying
+ * why (a usage error). */
+bool cli_client(struct cli_common *c, const char *cmd, bool check);
+
 /* getopt_long without getopt's own message: an unknown or ambiguous
  * option, a missing value or a value given to an option that takes none
  * is said in one line ("ferry CMD: unknown option '--frobnicate' (see
@@ -58,60 +65,3 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts);
 
 #endif
-
-/* Long-option codes of the common options (getopt_long values). */
-enum {
-	OPT_KEY = 1000,
-	OPT_NO_AUTH,
-	OPT_TRANSPORT,
-	OPT_SLOTS,
-	OPT_CPUS,
-	OPT_NUMA,
-	OPT_TIMEOUT,
-	OPT_SOCKBUF,
-	OPT_JSON,
-	OPT_MAX_MEM,
-	OPT_ONCE,
-	OPT_MAX_SESSIONS,
-	OPT_CKSUM,
-	OPT_FORCE,
-	OPT_SKIP_EXISTING,
-	OPT_NO_RESUME,
-	OPT_RESUME,
-	OPT_FILES,
-	OPT_DIR,
-	OPT_DPDK,
-	OPT_UROCE_IP,
-	OPT_POLL,
-	OPT_KEY_NAME,
-	OPT_EXPORTS,
-	OPT_MARKER,
-	OPT_FSYNC,
-	OPT_KEEP_SETID,
-};
-
-/* Clients only: which of a daemon's keys this one is. */
-#define CLI_KEY_NAME_LONGOPT { "key-name", required_argument, NULL, OPT_KEY_NAME }
-
-#define CLI_COMMON_LONGOPTS                                                  \
-	{ "key", required_argument, NULL, OPT_KEY },                         \
-	{ "no-auth", no_argument, NULL, OPT_NO_AUTH },                       \
-	{ "transport", required_argument, NULL, OPT_TRANSPORT },             \
-	{ "slots", required_argument, NULL, OPT_SLOTS },                     \
-	{ "cpus", required_argument, NULL, OPT_CPUS },                       \
-	{ "numa", required_argument, NULL, OPT_NUMA },                       \
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },                 \
-	{ "sockbuf", required_argument, NULL, OPT_SOCKBUF },                 \
-	{ "json", no_argument, NULL, OPT_JSON },                             \
-	{ "dpdk", required_argument, NULL, OPT_DPDK },                       \
-	{ "uroce-ip", required_argument, NULL, OPT_UROCE_IP },               \
-	{ "poll", required_argument, NULL, OPT_POLL },                       \
-	{ "interval", required_argument, NULL, 'i' },                        \
-	{ "quiet", no_argument, NULL, 'q' },                                 \
-	{ "verbose", no_argument, NULL, 'v' },                               \
-	{ "help", no_argument, NULL, 'h' }
-
-/* Handle one common option. Returns 1 if handled, 0 if not common, -1 on
- * a bad value (already reported). */
-int cli_common_opt(struct cli_common *c, const char *cmd, int opt,
-		   const char *arg);

@@ -1,6 +1,5 @@
 /* ferry cp: copy files to, from or between ferry daemons. */
 #include <errno.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -18,72 +17,8 @@
 #include "ferry/files.h"
 #include "ferry/log.h"
 #include "ferry/remote.h"
+#include "opts_table.h"
 #include "out.h"
-
-const char help_cp[] =
-"usage: ferry cp [options] SRC... DST\n"
-"\n"
-"Copy files to, from or between ferry daemons (`ferry serve --exports`).\n"
-"Each SRC and DST is a local path or ferry://HOST[:PORT]/PATH, PATH taken\n"
-"below the daemon's export root:\n"
-"  local -> ferry://  push: this host sends (as `ferry send`)\n"
-"  ferry:// -> local  pull: the daemon sends to a one-shot receiver this\n"
-"                     command opens on the address it reaches the daemon\n"
-"                     from (so the daemon must be able to connect back)\n"
-"  ferry:// -> ferry://  third-party copy: the destination daemon issues a\n"
-"                     one-time token bound to the target paths, sizes and\n"
-"                     an expiry; the source daemon presents it and sends\n"
-"                     straight to the destination. The data never passes\n"
-"                     through this host; progress comes back as markers.\n"
-"With several SRCs, or a DST that ends in '/' or is an existing directory,\n"
-"each SRC lands in DST under its own name; otherwise DST is the new name.\n"
-"A directory is copied with everything below it (on a daemon: its files;\n"
-"directories without files are not made). Every file is verified end to\n"
-"end (crc32c per chunk, the whole-file checksum on both sides) and\n"
-"published under its name only when it matches. Many files go in\n"
-"batches of up to 256, each its own session (and token).\n"
-"\n"
-"Options:\n"
-"  -f, --force           replace existing targets (default: refuse); on a\n"
-"                        daemon that takes the delete right where a file\n"
-"                        is replaced\n"
-"      --cksum TYPE      adler32 (default), crc32c or none: the whole-file\n"
-"                        checksum compared and printed\n"
-"  -P, --streams N       parallel streams (default 4)\n"
-"      --transport T     auto (default), tcp, uroce or verbs\n"
-"      --sockbuf SIZE    tcp socket buffers (default: kernel autotuning)\n"
-"      --dpdk \"ARGS\"     uroce: DPDK EAL arguments (or $FERRY_DPDK)\n"
-"      --uroce-ip ADDR   uroce: the IPv4 address its frames carry\n"
-"      --poll MODE       busy or event (default: the transport's)\n"
-"      --cpus LIST       pin this side's workers to these CPUs\n"
-"      --numa N          put this side's buffers on NUMA node N\n"
-"                        (these five apply to the sending or receiving\n"
-"                        this host does: push and pull)\n"
-"      --marker SEC      pull, third-party: seconds between performance\n"
-"                        markers from the source (default 2)\n"
-"      --key FILE        this client's key (default $FERRY_KEY)\n"
-"      --key-name NAME   its name in the daemons' exports files (default\n"
-"                        $FERRY_KEY_NAME, else the key file's name without\n"
-"                        .key)\n"
-"      --no-auth         no authentication (loopback daemons only)\n"
-"      --timeout SEC     give up when a peer is silent this long (10)\n"
-"  -i, --interval SEC    push: progress every SEC seconds (default 1, 0 off)\n"
-"  -q, --quiet           only errors\n"
-"  -v, --verbose         debug messages from the library\n"
-"  -h, --help            this text\n"
-"\n"
-"Interrupted (SIGINT, SIGTERM), it stops the copy, on the source daemon\n"
-"too; what arrived verified is kept beside the target, and the same\n"
-"command resumes from there.\n"
-"\n"
-"Exit status: 0 when every file arrived verified, 1 when any failed (each\n"
-"is printed, with the daemon's reason) or the copy was interrupted, 2 on\n"
-"bad usage.\n"
-"\n"
-"Examples:\n"
-"  ferry cp run42.root ferry://dtn1/atlas/in/\n"
-"  ferry cp ferry://dtn1/atlas/in/run42.root .\n"
-"  ferry cp ferry://dtn1/atlas/in/run42.root ferry://dtn2:7471/atlas/\n";
 
 struct side {
 	bool remote;
@@ -111,12 +46,7 @@ struct cp_out {
 static void on_file(const struct ferry_file_result *r, void *arg)
 {
 	struct cp_out *co = arg;
-	char b[32], path[FERRY_ESCAPED_MAX(PATH_MAX)], why[1024];
 
-	/* names and the daemons' words, as plain text */
-	ferry_escape(r->path, path, sizeof(path));
-	if (co->tty && !co->quiet)
-		fputs("\r\033[K", stdout);
 	if (r->status)
 		co->failed++;
 	else if (r->skipped)
@@ -124,37 +54,20 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 	else
 		co->published++;
 	co->bytes += r->status ? 0 : r->bytes_sent;
-	if (r->status) {
-		fprintf(stderr, "ferry cp: %s: %s\n", path,
-			r->why && r->why[0] ?
-				ferry_escape(r->why, why, sizeof(why)) :
-				ferry_strerror(r->status));
-	} else if (!co->quiet) {
-		if (r->cksum == FERRY_CKSUM_NONE)
-			printf("%-18s %s (%s)\n", "-", path,
-			       out_bytes(b, sizeof(b), (double)r->size));
-		else
-			printf("%s:%08x  %s (%s)%s\n", ferry_cksum_name(r->cksum),
-			       r->value, path,
-			       out_bytes(b, sizeof(b), (double)r->size),
-			       r->skipped ? " skipped: identical" : "");
-	}
-	fflush(stdout);
+	if (r->status || !co->quiet)
+		out_file("cp", r, co->tty && !co->quiet);
 }
 
 static void on_marker(const struct ferry_marker *mk, void *arg)
 {
 	struct cp_out *co = arg;
-	char b[32], t[32];
+	char tail[32];
 
 	if (co->quiet)
 		return;
-	printf("%s%s of %s  files %u/%u  %.2f Gb/s  %.0f s%s",
-	       co->tty ? "\r\033[K" : "", out_bytes(b, sizeof(b), (double)mk->bytes),
-	       out_bytes(t, sizeof(t), (double)mk->total), mk->files_done,
-	       mk->files_total, mk->rate * 8 / 1e9, mk->elapsed,
-	       co->tty ? "" : "\n");
-	fflush(stdout);
+	snprintf(tail, sizeof(tail), "%.0f s", mk->elapsed);
+	out_progress(co->tty, mk->bytes, mk->total, mk->files_done,
+		     mk->files_total, mk->rate * 8 / 1e9, tail);
 }
 
 static bool parse_side(const char *arg, struct side *s)
@@ -404,76 +317,62 @@ static bool check_sides(const struct side *src, size_t n,
 	return true;
 }
 
+/* Run the copy cp plans (interruptible), then say how it went. */
+static int copy(const struct side *src, const struct side *dst,
+		struct cli_common *c, struct ferry_copy *cp)
+{
+	struct cp_out *co = cp->arg;
+	struct timespec t0, t1;
+	char why[1024] = "";
+	int err;
+
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	c->o.cancel = &cancelled;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = run(src, dst, &c->o, cp, why, sizeof(why));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (co->tty && !c->quiet)
+		fputs("\r\033[K", stdout);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) +
+		      (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	unsigned total = co->published + co->skipped + co->failed;
+	unsigned said = co->failed; /* failures already printed */
+	/* as ferry send says it; files never reported (a session that
+	 * failed before they were planned) count as failed */
+	if (src[0].remote && total < cp->n) {
+		co->failed += (unsigned)cp->n - total;
+		total = (unsigned)cp->n;
+	}
+	out_files_total(stdout, co->published, total, co->skipped, co->failed,
+			co->bytes, secs);
+	/* a file's failure was printed as it happened; say the rest */
+	if (err && !said)
+		fprintf(stderr, "ferry cp: %s\n", why[0] ? why : ferry_strerror(err));
+	return err ? 1 : 0;
+}
+
 int cmd_cp(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "cksum", required_argument, NULL, OPT_CKSUM },
-		{ "streams", required_argument, NULL, 'P' },
-		{ "marker", required_argument, NULL, OPT_MARKER },
-		CLI_KEY_NAME_LONGOPT,
-		{ "key", required_argument, NULL, OPT_KEY },
-		{ "no-auth", no_argument, NULL, OPT_NO_AUTH },
-		{ "transport", required_argument, NULL, OPT_TRANSPORT },
-		{ "cpus", required_argument, NULL, OPT_CPUS },
-		{ "numa", required_argument, NULL, OPT_NUMA },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "sockbuf", required_argument, NULL, OPT_SOCKBUF },
-		{ "dpdk", required_argument, NULL, OPT_DPDK },
-		{ "uroce-ip", required_argument, NULL, OPT_UROCE_IP },
-		{ "poll", required_argument, NULL, OPT_POLL },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct cp_out co = { .tty = isatty(1) };
-	struct ferry_copy cp = { .cksum = FERRY_CKSUM_ADLER32,
-				  .on_file = on_file,
-				  .on_marker = on_marker,
-				  .arg = &co };
-	struct cli_common c;
-	struct ferry_key key;
+	struct cli_args a;
 	struct expand x = { 0 };
 	struct side *src = NULL, dst;
 	char **srcs = NULL, **names = NULL, dest[FERRY_URL_PATH_MAX + 1];
-	char why[1024] = "";
 	size_t n = 0;
-	double d;
-	int opt, err, ret = 1;
+	int i, ret = 1;
 
-	cli_common_init(&c);
-	while ((opt = cli_getopt("cp", argc, argv, "fP:i:qvh", longopts)) != -1) {
-		switch (opt) {
-		case 'f':
-			cp.force = true;
-			break;
-		case OPT_CKSUM:
-			err = ferry_cksum_parse(optarg);
-			if (err < 0)
-				cli_die_usage("cp", "--cksum is adler32, crc32c or none");
-			cp.cksum = (enum ferry_cksum)err;
-			break;
-		case OPT_MARKER:
-			if (!cli_seconds("cp", "--marker", optarg, 0.2, 600, &d))
-				return 2;
-			cp.marker_ms = (unsigned)(d * 1000);
-			break;
-		case 'h':
-			fputs(help_cp, stdout);
-			return 0;
-		default:
-			err = cli_common_opt(&c, "cp", opt, optarg);
-			if (err < 0)
-				return 2;
-			if (err == 0)
-				cli_die_usage("cp", "unknown option");
-		}
-	}
-	if (argc - optind < 2)
-		cli_die_usage("cp", "give one or more SRCs and a DST");
-	n = (size_t)(argc - optind - 1);
+	i = cli_parse(&cli_cmd_cp, argc, argv, &a);
+	if (i < 0)
+		return a.exit;
+	struct ferry_copy cp = { .cksum = a.send.cksum,
+				  .force = a.send.force,
+				  .marker_ms = a.marker_ms,
+				  .on_file = on_file,
+				  .on_marker = on_marker,
+				  .arg = &co };
+	n = (size_t)(argc - i - 1);
 	src = calloc(n, sizeof(*src));
 	srcs = calloc(n, sizeof(*srcs));
 	names = calloc(n, sizeof(*names));
@@ -481,67 +380,29 @@ int cmd_cp(int argc, char **argv)
 		fprintf(stderr, "ferry cp: out of memory\n");
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (!parse_side(argv[optind + (int)i], &src[i]))
-			goto usage;
-	if (!parse_side(argv[argc - 1], &dst) || !check_sides(src, n, &dst))
-		goto usage;
-	if (c.o.streams > c.o.slots)
-		c.o.slots = c.o.streams;
-	if (ferry_opts_check(&c.o, why, sizeof(why))) {
-		fprintf(stderr, "ferry cp: %s\n", why);
-		goto usage;
-	}
-	if (!cli_key("cp", c.key_path, c.no_auth, &key, &c.o.key) ||
-	    !cli_key_name(&c, "cp"))
-		goto usage;
-	/* the library's placement and memory notes only with -v */
-	cli_logger("cp", !c.verbose, c.verbose);
-	co.quiet = c.quiet;
-	if (!c.quiet && !src[0].remote) {
-		c.o.on_interval = out_interval;
-		c.o.arg = stdout;
-	}
-	if (plan(src, n, &dst, &c.o, &cp, srcs, names, dest, sizeof(dest)))
-		goto out;
-	if (src[0].remote && expand_remote(&src[0], &c.o, &cp, &x))
-		goto out;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	c.o.cancel = &cancelled;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	err = run(src, &dst, &c.o, &cp, why, sizeof(why));
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (co.tty && !c.quiet)
-		fputs("\r\033[K", stdout);
-	double secs = (double)(t1.tv_sec - t0.tv_sec) +
-		      (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	unsigned total = co.published + co.skipped + co.failed;
-	unsigned said = co.failed; /* failures already printed */
-	char b[32];
-	/* as ferry send says it; files never reported (a session that
-	 * failed before they were planned) count as failed */
-	if (src[0].remote && total < cp.n) {
-		co.failed += (unsigned)cp.n - total;
-		total = (unsigned)cp.n;
-	}
-	printf("%u of %u files published, %u skipped, %u failed; %s in %.2f s, %.2f Gb/s\n",
-	       co.published, total, co.skipped, co.failed,
-	       out_bytes(b, sizeof(b), (double)co.bytes), secs,
-	       secs > 0 ? (double)co.bytes * 8 / secs / 1e9 : 0.0);
-	/* a file's failure was printed as it happened; say the rest */
-	if (err && !said)
-		fprintf(stderr, "ferry cp: %s\n", why[0] ? why : ferry_strerror(err));
-	ret = err ? 1 : 0;
-	goto out;
-usage:
 	ret = 2;
+	for (size_t k = 0; k < n; k++)
+		if (!parse_side(argv[i + (int)k], &src[k]))
+			goto out;
+	if (!parse_side(argv[argc - 1], &dst) || !check_sides(src, n, &dst) ||
+	    !cli_client(&a.c, "cp", true))
+		goto out;
+	/* the library's placement and memory notes only with -v */
+	cli_logger("cp", !a.c.verbose, a.c.verbose);
+	co.quiet = a.c.quiet;
+	if (!a.c.quiet && !src[0].remote) {
+		a.c.o.on_interval = out_interval;
+		a.c.o.arg = stdout;
+	}
+	ret = 1;
+	if (plan(src, n, &dst, &a.c.o, &cp, srcs, names, dest, sizeof(dest)) ||
+	    (src[0].remote && expand_remote(&src[0], &a.c.o, &cp, &x)))
+		goto out;
+	ret = copy(src, &dst, &a.c, &cp);
 out:
 	expand_free(&x);
-	for (size_t i = 0; names && i < n; i++)
-		free(names[i]);
+	for (size_t k = 0; names && k < n; k++)
+		free(names[k]);
 	free(names);
 	free(srcs);
 	free(src);

@@ -4,6 +4,4 @@
 
 int cmd_doctor(int argc, char **argv);
 
-extern const char help_doctor[];
-
 #endif

@@ -1,37 +1,37 @@
-/* ferry keygen: write a new shared key. */
+/* ferry keygen: write a new shared key; ferry version. */
 #include <stdio.h>
-#include <string.h>
 
+#include "cli.h"
 #include "cmds.h"
 #include "ferry/key.h"
-
-const char help_keygen[] =
-"usage: ferry keygen FILE\n"
-"\n"
-"Write a new random 256-bit key to FILE (64 hex digits, mode 0600). Copy\n"
-"the same file to the sending and the receiving host and give it to both\n"
-"with --key FILE (or $FERRY_KEY): each side then proves to the other that\n"
-"it holds the key (HMAC-SHA256 challenge-response) before any data moves.\n"
-"The key authenticates peers; it does not encrypt the data.\n"
-"Refuses to overwrite an existing FILE.\n";
+#include "opts_table.h"
 
 int cmd_keygen(int argc, char **argv)
 {
+	struct cli_args a;
 	char why[256];
+	int i;
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs(help_keygen, stdout);
-		return 0;
-	}
-	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "ferry keygen: give one FILE (see `ferry keygen --help`)\n");
-		return 2;
-	}
-	if (ferry_key_generate(argv[1], why, sizeof(why))) {
+	i = cli_parse(&cli_cmd_keygen, argc, argv, &a);
+	if (i < 0)
+		return a.exit;
+	if (ferry_key_generate(argv[i], why, sizeof(why))) {
 		fprintf(stderr, "ferry keygen: %s\n", why);
 		return 1;
 	}
 	printf("wrote a new key to %s (mode 0600); copy it to the peer host\n",
-	       argv[1]);
+	       argv[i]);
+	return 0;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	struct cli_args a;
+	int i;
+
+	i = cli_parse(&cli_cmd_version, argc, argv, &a);
+	if (i < 0)
+		return a.exit;
+	printf("ferry %s\n", FERRY_VERSION);
 	return 0;
 }

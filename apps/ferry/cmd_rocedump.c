@@ -2,7 +2,6 @@
  * then one per flow, then the counts (the decoding: ferry/rocedump.h). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,86 +10,7 @@
 #include "cmd_rocedump.h"
 #include "ferry/error.h"
 #include "ferry/rocedump.h"
-
-const char help_rocedump[] =
-"usage: ferry rocedump [--port N] [--quiet] FILE\n"
-"\n"
-"Decode what a RoCE fabric carries, from FILE, a pcap or pcapng capture of\n"
-"Ethernet frames (tcpdump -w, tshark -w; '-' reads standard input), and\n"
-"check the invariant CRC (ICRC) of every RoCEv2 frame.\n"
-"\n"
-"A frame is RoCEv2 when it holds IPv4 or IPv6 (VLAN tags allowed), not a\n"
-"fragment, and UDP to the RoCEv2 port; other frames are counted, not\n"
-"printed. A RoCEv2 frame is either decoded or undecodable:\n"
-"  - decoded: its BTH and every extended header its opcode carries, for\n"
-"    every base transport opcode of RC, UC, RD, UD and XRC (SEND, RDMA\n"
-"    WRITE, RDMA READ request and response, atomics, ACK and NAK, SEND\n"
-"    with invalidate, FLUSH, ATOMIC WRITE) and CNP; a UD SEND to QP 1 as a\n"
-"    management datagram (MAD), the CM's named (REQ, MRA, REJ, REP, RTU,\n"
-"    DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR). Then its ICRC: ok, BAD, or\n"
-"    unchecked when the capture holds only part of the frame (its\n"
-"    snapshot length);\n"
-"  - undecodable: a reserved or vendor opcode, lengths that disagree, a\n"
-"    header the capture cut off: the reason is printed, and its ICRC is\n"
-"    counted neither good nor bad.\n"
-"\n"
-"One line per RoCEv2 frame:\n"
-"\n"
-"  N TIME SRC -> DST TRANSPORT OP qp QPN psn PSN [FLAGS] [HEADERS]\n"
-"      payload BYTES icrc ok|ICRC BAD|icrc unchecked\n"
-"  N TIME SRC -> DST undecodable: REASON [(opcode 0xOP qp QPN psn PSN)]\n"
-"\n"
-"N is the frame's number in the capture, TIME seconds since its first\n"
-"frame, TRANSPORT RC, UC, RD, UD, XRC or CNP, OP the operation\n"
-"(SEND_FIRST, RDMA_WRITE_ONLY_IMM, RDMA_READ_REQUEST, ACKNOWLEDGE, ...).\n"
-"FLAGS: se, migreq, ackreq, fecn, becn, ce (IP ECN congestion\n"
-"experienced), pkey P (when not 0xffff), vlan ID. HEADERS, each when the\n"
-"opcode carries it:\n"
-"\n"
-"  rdeth eec N\n"
-"  deth qkey Q srcqp QPN\n"
-"  xrceth srq N\n"
-"  feth sel N plt N\n"
-"  reth va VA rkey K len N\n"
-"  atomic va VA rkey K swap|add N [cmp N]\n"
-"  aeth 0xSS ACK credits N|none msn N\n"
-"  aeth 0xSS RNR_NAK timer MS ms msn N\n"
-"  aeth 0xSS NAK code N (WHAT) msn N\n"
-"  atomicack orig N\n"
-"  imm N\n"
-"  ieth rkey K\n"
-"  cm NAME [lcid N] [rcid N] [qpn QPN] [psn PSN] [reason N]\n"
-"  cm attr 0xNNNN\n"
-"  mad class 0xNN method 0xNN attr 0xNNNN\n"
-"\n"
-"Then one line per flow, the decoded frames sent from SRC to one\n"
-"destination QP (for datagrams, from one source QP), in the order their\n"
-"first frames came:\n"
-"\n"
-"  flow DST qp QPN from SRC [qp QPN]: N frames, N payload bytes,\n"
-"      N psn gaps, N retransmitted, N naks, N rnr naks, N cnps\n"
-"\n"
-"PSN gaps and retransmissions are counted over requests: a gap is a PSN\n"
-"past the next one due, a retransmission a PSN before it. An RDMA READ\n"
-"request takes as many PSNs as its responses, which depends on the path\n"
-"MTU: any from len/4096 to len/256 are in order. NAKs, RNR NAKs and CNPs\n"
-"are counted in the flow they reach, the requester's.\n"
-"\n"
-"The last line has every count, always, in this order (one line):\n"
-"\n"
-"  N frames, N RoCEv2, N decoded, N undecodable, N ICRC ok,\n"
-"  N ICRC bad, N ICRC unchecked\n"
-"\n"
-"where RoCEv2 = decoded + undecodable and decoded = ICRC ok + ICRC bad +\n"
-"ICRC unchecked.\n"
-"\n"
-"Options:\n"
-"  -p, --port N   the RoCEv2 UDP destination port (default 4791)\n"
-"  -q, --quiet    no frame lines: the flows and the last line only\n"
-"  -h, --help     this text\n"
-"\n"
-"Exit status: 0 when no ICRC is bad and no RoCEv2 frame is undecodable,\n"
-"1 when one is, 2 on a usage error or an unreadable file.\n";
+#include "opts_table.h"
 
 struct dump {
 	bool quiet, have_t0;
@@ -284,53 +204,19 @@ static void print_totals(const struct ferry_rocedump_totals *t)
 	fflush(stdout);
 }
 
-/* Options into *d and *port; returns the index of FILE, -1 after a bad
- * value (said), -2 after --help. */
-static int parse_args(int argc, char **argv, struct dump *d, uint16_t *port)
-{
-	static const struct option longopts[] = {
-		{ "port", required_argument, NULL, 'p' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	unsigned v;
-	int opt;
-
-	while ((opt = cli_getopt("rocedump", argc, argv, "p:qh", longopts)) != -1) {
-		switch (opt) {
-		case 'p':
-			if (!cli_uint("rocedump", "--port", optarg, 1, 65535,
-				      &v))
-				return -1;
-			*port = (uint16_t)v;
-			break;
-		case 'q':
-			d->quiet = true;
-			break;
-		case 'h':
-			fputs(help_rocedump, stdout);
-			return -2;
-		default:
-			cli_die_usage("rocedump", "unknown option");
-		}
-	}
-	if (argc - optind != 1)
-		cli_die_usage("rocedump", "give one capture FILE");
-	return optind;
-}
-
 int cmd_rocedump(int argc, char **argv)
 {
 	struct dump d = { 0 };
 	struct ferry_rocedump *rd = NULL;
 	struct ferry_rocedump_totals t;
-	uint16_t port = FERRY_ROCEDUMP_PORT;
+	struct cli_args a;
 	char why[256];
 	int i, rc;
 
-	if ((i = parse_args(argc, argv, &d, &port)) < 0)
-		return i == -2 ? 0 : 2;
+	i = cli_parse(&cli_cmd_rocedump, argc, argv, &a);
+	if (i < 0)
+		return a.exit;
+	d.quiet = a.c.quiet;
 	const char *path = argv[i];
 	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
 	if (!f) {
@@ -338,7 +224,7 @@ int cmd_rocedump(int argc, char **argv)
 			ferry_strerror(-errno));
 		return 2;
 	}
-	rc = ferry_rocedump_new(port, &rd);
+	rc = ferry_rocedump_new((uint16_t)a.roce_port, &rd);
 	if (rc == 0)
 		rc = ferry_rocedump_read(rd, f, on_frame, &d, why,
 					 sizeof(why));

@@ -4,6 +4,4 @@
 
 int cmd_rocedump(int argc, char **argv);
 
-extern const char help_rocedump[];
-
 #endif

@@ -38,19 +38,20 @@ static const struct {
 	{ "keygen", cmd_keygen },
 	{ "rocedump", cmd_rocedump },
 	{ "doctor", cmd_doctor },
+	{ "version", cmd_version },
 };
 
 int main(int argc, char **argv)
 {
+	static char version[] = "version";
+
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		fputs(help_main, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
-		printf("ferry %s\n", FERRY_VERSION);
-		return 0;
-	}
+	if (!strcmp(argv[1], "--version"))
+		argv[1] = version;
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);

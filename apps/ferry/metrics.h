@@ -7,11 +7,6 @@
 #include <errno.h>
 #include <stdbool.h>
 
-/* getopt value of --metrics, clear of cli.h's and bench's. Its help text
- * is written out in each command's help string: tools/mkman.py reads
- * those strings from the source, so no macro can share it. */
-#define OPT_METRICS 3000
-
 struct app_metrics;
 
 /* Listen on spec ("ADDR:PORT", "[V6ADDR]:PORT" or ":PORT") and serve

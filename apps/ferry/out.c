@@ -1,5 +1,10 @@
+/* The commands' text output: interval and progress lines, summaries,
+ * file lines and doctor's table (JSON: out_json.c). */
+#include <limits.h>
 #include <stdio.h>
 
+#include "ferry/error.h"
+#include "ferry/log.h"
 #include "out.h"
 
 const char *out_bytes(char *buf, size_t len, double b)
@@ -58,4 +63,90 @@ void out_summary(FILE *f, const char *prefix, const struct ferry_report *r)
 			ferry_cpu_per_gb(r->peer_cpu_user + r->peer_cpu_sys,
 					 r->bytes));
 	fputc('\n', f);
+}
+
+void out_report(FILE *f, const char *prefix, const struct ferry_report *r,
+		bool json)
+{
+	if (json)
+		ferry_report_json(r, f);
+	else
+		out_summary(f, prefix, r);
+}
+
+void out_osu(FILE *f, const struct ferry_osu_result *r, bool json, bool csv)
+{
+	if (json)
+		ferry_osu_json(r, f);
+	else if (csv)
+		ferry_osu_csv(r, f);
+	else
+		ferry_osu_table(r, f);
+}
+
+void out_file(const char *cmd, const struct ferry_file_result *r, bool tty)
+{
+	char b[32], path[FERRY_ESCAPED_MAX(PATH_MAX)], why[1024];
+
+	if (tty)
+		fputs("\r\033[K", stdout);
+	/* names and the peer's words, as plain text */
+	ferry_escape(r->path, path, sizeof(path));
+	if (r->status)
+		fprintf(stderr, "ferry %s: %s: %s\n", cmd, path,
+			r->why && r->why[0] ?
+				ferry_escape(r->why, why, sizeof(why)) :
+				ferry_strerror(r->status));
+	else if (r->cksum == FERRY_CKSUM_NONE)
+		printf("%-18s %s (%s)%s\n", "-", path,
+		       out_bytes(b, sizeof(b), (double)r->size),
+		       r->skipped ? " skipped: identical" : "");
+	else
+		printf("%s:%08x  %s (%s)%s%s\n", ferry_cksum_name(r->cksum),
+		       r->value, path, out_bytes(b, sizeof(b), (double)r->size),
+		       r->skipped ? " skipped: identical" : "",
+		       r->resumed ? " resumed" : "");
+	fflush(stdout);
+}
+
+void out_progress(bool tty, uint64_t done, uint64_t total, uint64_t files_done,
+		  uint64_t files_total, double gbps, const char *tail)
+{
+	char b[32], t[32];
+
+	printf("%s%s of %s  files %llu/%llu  %.2f Gb/s  %s%s",
+	       tty ? "\r\033[K" : "", out_bytes(b, sizeof(b), (double)done),
+	       out_bytes(t, sizeof(t), (double)total),
+	       (unsigned long long)files_done,
+	       (unsigned long long)files_total, gbps, tail, tty ? "" : "\n");
+	fflush(stdout);
+}
+
+void out_files_total(FILE *f, uint64_t published, uint64_t total,
+		     uint64_t skipped, uint64_t failed, uint64_t bytes,
+		     double seconds)
+{
+	char b[32];
+
+	fprintf(f, "%llu of %llu files published, %llu skipped, %llu failed; %s in %.2f s, %.2f Gb/s\n",
+		(unsigned long long)published, (unsigned long long)total,
+		(unsigned long long)skipped, (unsigned long long)failed,
+		out_bytes(b, sizeof(b), (double)bytes), seconds,
+		ferry_gbps(bytes, seconds));
+}
+
+void out_checks(FILE *f, const struct ferry_check *c, size_t n,
+		const unsigned *count)
+{
+	static const char *const words[] = { "PASS", "WARN", "FAIL", "INFO" };
+
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s  %-34s %s\n", words[c[i].status], c[i].name,
+			c[i].value);
+		if (c[i].fix[0])
+			fprintf(f, "      fix: %s\n", c[i].fix);
+	}
+	fprintf(f, "\n%u pass, %u warn, %u fail, %u info\n",
+		count[FERRY_CHECK_PASS], count[FERRY_CHECK_WARN],
+		count[FERRY_CHECK_FAIL], count[FERRY_CHECK_INFO]);
 }

@@ -1,10 +1,20 @@
-/* What the apps print: interval lines and summaries (text or JSON). */
+/* What the ferry commands print, in one place: interval and progress
+ * lines, summaries and tables as text, and JSON through one small writer
+ * (out_json.c). The library's own renderers (ferry_report_json, the
+ * ferry_osu_* tables) are public API; the app calls them from here. */
 #ifndef FERRY_APP_OUT_H
 #define FERRY_APP_OUT_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
+#include "ferry/doctor.h"
+#include "ferry/files.h"
+#include "ferry/session.h"
 #include "ferry/stats.h"
+
+/* ---- text ---- */
 
 /* ferry_interval_fn printing one line per interval to the FILE in arg. */
 void out_interval(const struct ferry_report *r, const struct ferry_interval *iv,
@@ -15,5 +25,86 @@ void out_summary(FILE *f, const char *prefix, const struct ferry_report *r);
 
 /* "1.50 GiB" style sizes. */
 const char *out_bytes(char *buf, size_t len, double bytes);
+
+/* A bench or recv session's report: JSON (the library's document) or
+ * the summary. */
+void out_report(FILE *f, const char *prefix, const struct ferry_report *r,
+		bool json);
+
+/* An --osu result as JSON, CSV or the table. */
+void out_osu(FILE *f, const struct ferry_osu_result *r, bool json, bool csv);
+
+/* One file's result, as send and cp print it: "adler32:1a2b3c4d  NAME
+ * (SIZE)" on stdout, a failure with its reason on stderr ("ferry CMD:
+ * NAME: WHY"). tty: clear the progress line first. Names are escaped
+ * (the JSON carries them exactly). */
+void out_file(const char *cmd, const struct ferry_file_result *r, bool tty);
+
+/* The progress line of a transfer: "DONE of TOTAL  files D/T  R Gb/s
+ * TAIL", redrawn in place on a tty, else one line each. */
+void out_progress(bool tty, uint64_t done, uint64_t total, uint64_t files_done,
+		  uint64_t files_total, double gbps, const char *tail);
+
+/* "P of T files published, S skipped, F failed; SIZE in SEC s, R Gb/s" */
+void out_files_total(FILE *f, uint64_t published, uint64_t total,
+		     uint64_t skipped, uint64_t failed, uint64_t bytes,
+		     double seconds);
+
+/* doctor's checks: a line each and its fix, then the counts. */
+void out_checks(FILE *f, const struct ferry_check *c, size_t n,
+		const unsigned *count);
+
+/* ---- JSON ---- */
+
+/* A JSON writer: members of an object one per line, or all on one line;
+ * strings through ferry_json_str (the one escaper); numbers that JSON
+ * cannot hold (NaN, infinities) as null. */
+#define OUT_JSON_DEPTH 8
+struct out_json {
+	FILE *f;
+	int depth;                    /* containers open */
+	struct {
+		char close;           /* '}' or ']' */
+		bool first;           /* nothing in it yet */
+		bool line;            /* its members on one line */
+	} at[OUT_JSON_DEPTH];
+};
+
+/* Open the document's object (members one per line). */
+void out_json_begin(struct out_json *j, FILE *f);
+/* Go on inside an object someone else opened at depth, which has
+ * members already (ferry_report_json_ex's extra). */
+void out_json_resume(struct out_json *j, FILE *f, int depth);
+/* An object or array member (key NULL inside an array); one_line: its
+ * members on one line. */
+void out_json_obj(struct out_json *j, const char *key, bool one_line);
+void out_json_arr(struct out_json *j, const char *key, bool one_line);
+/* Close the innermost; closing the document ends its line. */
+void out_json_end(struct out_json *j);
+void out_json_str(struct out_json *j, const char *key, const char *s);
+void out_json_strf(struct out_json *j, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void out_json_u64(struct out_json *j, const char *key, uint64_t v);
+void out_json_num(struct out_json *j, const char *key, const char *fmt,
+		  double v);
+void out_json_bool(struct out_json *j, const char *key, bool v);
+void out_json_null(struct out_json *j, const char *key);
+
+/* send --json: the file results kept until the document is written. */
+struct out_files {
+	struct ferry_file_result *v; /* path and why owned */
+	size_t n, cap;
+};
+/* Keep a copy of r. Returns 0 or -ENOMEM. */
+int out_files_add(struct out_files *fs, const struct ferry_file_result *r);
+void out_files_free(struct out_files *fs);
+
+/* send's document: the session report with "files", one per result. */
+void out_send_json(FILE *f, const struct ferry_report *r,
+		   const struct out_files *fs);
+
+/* doctor's document: checks, summary counts, complete. */
+void out_checks_json(FILE *f, const struct ferry_check *c, size_t n,
+		     const unsigned *count, bool complete);
 
 #endif

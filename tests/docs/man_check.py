@@ -8,8 +8,9 @@ renders without a warning.
 Fails (exit 1) with one line per gap:
   - a subcommand of apps/ferry/main.c (its cmds[] table, or a command
     help_main lists) without ferry-CMD.1;
-  - a --long option of a command's getopt table (CLI_COMMON_LONGOPTS
-    expanded), or of its --help output, missing from its page;
+  - a --long option a command takes (its rows in the option table,
+    apps/ferry/opts_table.c, hidden ones too), or of its --help output,
+    missing from its page;
   - a symbol libferry.so exports that is internal (ferry__*), unprefixed,
     or on no libferry page's NAME line; a function a page names that the
     library does not export;
@@ -48,19 +49,28 @@ def has_option(text, opt):
     return re.search(r"(?<![\w-])--%s(?![\w-])" % re.escape(opt), text)
 
 
-def longopts(src, cli_h):
-    """Long option names in the getopt tables of a C file."""
+def longopts(src, cmd):
+    """Long option names of a command: the rows of ferry's option table
+    (apps/ferry/opts_table.c) it takes, hidden ones included; for another
+    program, the getopt tables of its C file."""
     text = open(src, encoding="utf-8").read()
-    common = open(cli_h, encoding="utf-8").read()
-    m = re.search(r"#define CLI_COMMON_LONGOPTS(.*?)\n\n", common, re.S)
-    names = []
-    for t in re.finditer(r"struct option\s+\w+\[\]\s*=\s*\{(.*?)\};", text,
-                         re.S):
-        body = t.group(1)
-        if "CLI_COMMON_LONGOPTS" in body and m:
-            body += m.group(1)
-        names += re.findall(r'\{\s*"([\w-]+)"\s*,', body)
-    return names
+    if not cmd:
+        names = []
+        for t in re.finditer(r"struct option\s+\w+\[\]\s*=\s*\{(.*?)\};",
+                             text, re.S):
+            names += re.findall(r'\{\s*"([\w-]+)"\s*,', t.group(1))
+        return names
+    sets = dict(re.findall(r"#define (\w+) \(([\w |]+)\)", text))
+
+    def bits(expr):
+        out = set()
+        for w in re.findall(r"\w+", expr):
+            out |= bits(sets[w]) if w in sets else {w}
+        return out
+    bit = "CLI_" + ("RECV" if cmd == "serve" else cmd.upper())
+    return [m.group(1) for m in re.finditer(
+        r'\{ \.name = "([\w-]+)".*?\.cmds = ([\w |]+?),', text, re.S)
+        if bit in bits(m.group(2))]
 
 
 def help_options(exe, args):
@@ -79,8 +89,6 @@ def check_commands(a):
     table = re.search(r"\bcmds\[\]\s*=\s*\{(.*?)\};", text, re.S).group(1)
     cmds = dict(re.findall(r'\{\s*"([\w-]+)"\s*,\s*(\w+)\s*\}', table))
     listed = mkman.command_summaries(main_c)
-    if re.search(r'strcmp\(argv\[1\], "version"\)', text):
-        cmds.setdefault("version", None)
     top = page_text(os.path.join(a.man, "ferry.1"))
     for c in sorted(set(cmds) | set(listed)):
         if c not in listed:
@@ -102,7 +110,7 @@ def check_usage(a, c, page):
     if not m or not m.group(1).startswith("ferry %s" % c):
         fail("ferry-%s.1: its SYNOPSIS begins %r" %
              (c, m.group(1) if m else None))
-    if not a.ferry or c == "version":
+    if not a.ferry:
         return
     out = subprocess.run([a.ferry, c, "--help"], capture_output=True,
                          text=True, timeout=30).stdout
@@ -111,29 +119,23 @@ def check_usage(a, c, page):
 
 
 def check_options(a, cmds):
-    cli_h = os.path.join(a.src, "apps/ferry/cli.h")
-    srcs = glob.glob(os.path.join(a.src, "apps/ferry/*.c"))
+    table = os.path.join(a.src, "apps/ferry/opts_table.c")
     pages = []
-    for c, fn in sorted(cmds.items()):
-        if not fn:
-            continue
-        src = [s for s in srcs if re.search(r"\bint %s\s*\(" % fn,
-                                            open(s, encoding="utf-8").read())]
-        if not src:
-            fail("ferry %s: no source defines %s()" % (c, fn))
-            continue
-        pages.append(("ferry-%s" % c, src[0], [a.ferry, c, "--help"]
+    for c in sorted(cmds):
+        pages.append(("ferry-%s" % c, table, c, [a.ferry, c, "--help"]
                       if a.ferry else None))
     pages.append(("ferry-wanem", os.path.join(a.src, "apps/wanem/main.c"),
-                  [a.wanem, "--help"] if a.wanem else None))
+                  None, [a.wanem, "--help"] if a.wanem else None))
     n = 0
-    for name, src, run in pages:
+    for name, src, cmd, run in pages:
         path = os.path.join(a.man, name + ".1")
         if not os.path.exists(path):
             fail("%s: no man page" % name)
             continue
         text = page_text(path)
-        opts = longopts(src, cli_h)
+        opts = longopts(src, cmd)
+        if cmd and not opts:
+            fail("%s: no rows in %s" % (name, os.path.relpath(src, a.src)))
         if run:
             opts += help_options(run[0], run[1:])
         for o in sorted(set(opts)):
