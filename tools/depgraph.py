@@ -46,11 +46,6 @@ KNOWN_FOLDER_LOOPS = [
     {'ctrl', 'xport'},
 ]
 KNOWN_FILE_LOOPS = [
-    # each transport's setup and its wire description call each other
-    'lib/xport/uroce/uroce', 'lib/xport/verbs/verbs_',
-    # uroce's RC engine: requester, responder and completer share one
-    # queue pair's state
-    'lib/xport/uroce/rc_',
     # the doctor's runner calls each check, each check its report helpers
     'lib/doctor/',
 ]

@@ -333,8 +333,6 @@ struct ferry_rc_qp {
  * sq_acked caused it and completes with err (the others: -ECANCELED). */
 void ferry__rc_fail(struct ferry_rc_qp *qp, int err, bool blame,
 		    const char *fmt, ...) FERRY__PRINTF(4, 5);
-/* Point the transmit cursor at una (go-back-N, or skip what got acked). */
-void ferry__rc_rewind(struct ferry_rc_qp *qp);
 /* Requester: process an ACK/NAK packet. */
 void ferry__rc_comp_input(struct ferry_rc_qp *qp,
 			  const struct ferry_roce_pkt *p, uint64_t now_ns);
@@ -348,6 +346,19 @@ static inline struct ferry__rc_swqe *ferry__rc_sq(struct ferry_rc_qp *qp,
 						 uint32_t i)
 {
 	return &qp->sq[i & qp->sq_mask];
+}
+
+/* Point the transmit cursor at una (go-back-N, or skip what got acked).
+ * The requester's timer and the completer's NAKs both rewind. */
+static inline void ferry__rc_rewind(struct ferry_rc_qp *qp)
+{
+	qp->snd_psn = qp->una;
+	qp->cur = qp->sq_acked;
+	qp->cur_pkt = 0;
+	if (qp->cur != qp->sq_tail)
+		qp->cur_pkt = (uint32_t)ferry__psn_diff(
+			qp->una, ferry__rc_sq(qp, qp->cur)->first_psn);
+	qp->since_ackreq = 0;
 }
 
 #endif

@@ -82,17 +82,6 @@ int ferry__rc_post_send(struct ferry_rc_qp *qp, const void *msg, uint32_t len,
 	return 0;
 }
 
-void ferry__rc_rewind(struct ferry_rc_qp *qp)
-{
-	qp->snd_psn = qp->una;
-	qp->cur = qp->sq_acked;
-	qp->cur_pkt = 0;
-	if (qp->cur != qp->sq_tail)
-		qp->cur_pkt = (uint32_t)ferry__psn_diff(
-			qp->una, ferry__rc_sq(qp, qp->cur)->first_psn);
-	qp->since_ackreq = 0;
-}
-
 static uint8_t opcode(const struct ferry__rc_swqe *w, bool first, bool last)
 {
 	const bool imm = w->with_imm;

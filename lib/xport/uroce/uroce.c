@@ -231,25 +231,6 @@ static int uroce_listen(struct ferry_xport *x, struct ferry_mr *ring,
 	return 0;
 }
 
-int ferry__uroce_start(struct ferry_xport *x, bool receiver,
-		       uint64_t ring_len, unsigned peer_rx_frames, char *why,
-		       size_t whylen)
-{
-	int err;
-
-	err = ferry__uroce_eps_create(x, receiver, ring_len, peer_rx_frames,
-				      why, whylen);
-	if (!err) {
-		err = ferry__uport_attach(x->port, x);
-		if (err)
-			ferry__why(why, whylen,
-				   "uroce: cannot start the polling thread: %s",
-				   ferry_strerror(err));
-	}
-	x->attached = !err;
-	return err;
-}
-
 /* Both ends: the peer's blob is in; make the QPs and start serving them. */
 static int start(struct ferry_xport *x, const struct blob *peer,
 		 bool receiver, uint64_t ring_len, char *why, size_t whylen)

@@ -141,7 +141,7 @@ int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
 void ferry__uroce_eps_free(struct ferry_xport *x);
 
 /* Both ends, the peer's description in (x->peer and its QPs set): make
- * the QPs and hand the session to the polling thread (uroce.c). */
+ * the QPs and hand the session to the polling thread (uroce_ep.c). */
 int ferry__uroce_start(struct ferry_xport *x, bool receiver,
 		       uint64_t ring_len, unsigned peer_rx_frames, char *why,
 		       size_t whylen);

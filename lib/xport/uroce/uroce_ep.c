@@ -1,7 +1,8 @@
 /* uroce: one session's endpoints. Sizes the rings, creates and connects
  * the RC queue pairs with receives posted, tears them down and sums their
- * counters. Control path only: the polling thread does not see a session
- * before ferry__uroce_eps_create is done, nor after detach. */
+ * counters, and hands the session to the polling thread. Control path only:
+ * the polling thread does not see a session before ferry__uroce_eps_create
+ * is done, nor after detach. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,25 @@ int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
 			   x->n_ep, x->ep[0].qpn, peer_qpn(x, 0), x->mtu,
 			   base.window_pkts, x->R);
 	return rc;
+}
+
+int ferry__uroce_start(struct ferry_xport *x, bool receiver,
+		       uint64_t ring_len, unsigned peer_rx_frames, char *why,
+		       size_t whylen)
+{
+	int err;
+
+	err = ferry__uroce_eps_create(x, receiver, ring_len, peer_rx_frames,
+				      why, whylen);
+	if (!err) {
+		err = ferry__uport_attach(x->port, x);
+		if (err)
+			ferry__why(why, whylen,
+				   "uroce: cannot start the polling thread: %s",
+				   ferry_strerror(err));
+	}
+	x->attached = !err;
+	return err;
 }
 
 /* Counters of every QP, and the port's, in one line. */

@@ -312,6 +312,13 @@ int ferry__verbs_gid_find(const char *sysroot, const char *dev, uint32_t ip,
 int ferry__verbs_netdev_mac(const char *sysroot, const char *ifname,
 			    uint8_t mac[6]);
 
+/* An address of the device's netdev (x->netdev, from getifaddrs) in
+ * family fam: want itself if the netdev holds it, else its first one (no
+ * IPv6 link-local). 0, or -EADDRNOTAVAIL. */
+int ferry__verbs_dev_addr(const struct ferry_xport *x, int fam,
+			  const struct sockaddr_storage *want,
+			  struct sockaddr_storage *out);
+
 /* --- error conversion, the one boundary (verbs_err.c) --- */
 
 /* libibverbs calls returning 0 or a positive errno. */
@@ -339,12 +346,6 @@ int ferry__verbs_duplex(struct ferry_xport *x, struct ferry_mr *ring,
 int ferry__verbs_connect(struct ferry_xport *x, const void *blob,
 			 size_t blob_len, void *out, size_t *out_len,
 			 char *why, size_t whylen);
-/* An address of the device's netdev in family fam: want itself if the
- * netdev holds it, else its first one (no IPv6 link-local). 0, or
- * -EADDRNOTAVAIL. */
-int ferry__verbs_dev_addr(const struct ferry_xport *x, int fam,
-			  const struct sockaddr_storage *want,
-			  struct sockaddr_storage *out);
 /* Stop the cm thread (it touches the ring while accepting). Idempotent. */
 void ferry__verbs_cm_stop(struct ferry_xport *x);
 /* Tear down endpoints, SRQ, listener, channel and the cm thread. */

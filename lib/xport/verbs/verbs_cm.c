@@ -15,7 +15,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -60,52 +59,6 @@ static void normalise(struct sockaddr_storage *ss)
 	a4->sin_family = AF_INET;
 	a4->sin_port = a6.sin6_port;
 	memcpy(&a4->sin_addr, &a6.sin6_addr.s6_addr[12], 4);
-}
-
-static bool same_ip(const struct sockaddr_storage *a, const struct sockaddr *b)
-{
-	if (a->ss_family != b->sa_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		      &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
-}
-
-/* (no IPv6 link-local: it would need a scope). Port 0. */
-int ferry__verbs_dev_addr(const struct ferry_xport *x, int fam,
-			  const struct sockaddr_storage *want,
-			  struct sockaddr_storage *out)
-{
-	struct ifaddrs *ifs, *i;
-	int r = -EADDRNOTAVAIL;
-
-	if (getifaddrs(&ifs) < 0)
-		return -errno;
-	for (i = ifs; i; i = i->ifa_next) {
-		const struct sockaddr *sa = i->ifa_addr;
-		bool match;
-
-		if (!sa || sa->sa_family != fam ||
-		    strcmp(i->ifa_name, x->netdev) != 0)
-			continue;
-		if (fam == AF_INET6 &&
-		    IN6_IS_ADDR_LINKLOCAL(
-			    &((const struct sockaddr_in6 *)sa)->sin6_addr))
-			continue;
-		match = want && same_ip(want, sa);
-		if (r == 0 && !match)
-			continue; /* keep the first, unless want turns up */
-		memset(out, 0, sizeof(*out));
-		memcpy(out, sa, fam == AF_INET ? sizeof(struct sockaddr_in) :
-						 sizeof(struct sockaddr_in6));
-		r = 0;
-		if (match || !want)
-			break;
-	}
-	freeifaddrs(ifs);
-	return r;
 }
 
 static int channel_open(struct ferry_xport *x)

@@ -4,11 +4,14 @@
  * A hardware device lists its netdevs in SYSROOT/class/infiniband/DEV/
  * device/net/ (mlx5_0 -> ens1f0; IPoIB's ib0 too). Software devices (rxe,
  * siw) have no device link; their GID table names the netdev in
- * SYSROOT/class/infiniband/DEV/ports/P/gid_attrs/ndevs/N. */
+ * SYSROOT/class/infiniband/DEV/ports/P/gid_attrs/ndevs/N.
+ * The addresses of the chosen device's netdev come from getifaddrs. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,4 +329,50 @@ int ferry__verbs_netdev_mac(const char *sysroot, const char *ifname,
 	for (int i = 0; i < 6; i++)
 		mac[i] = (uint8_t)b[i];
 	return 0;
+}
+
+static bool same_ip(const struct sockaddr_storage *a, const struct sockaddr *b)
+{
+	if (a->ss_family != b->sa_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		      &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
+}
+
+/* No IPv6 link-local: it would need a scope. Port 0. */
+int ferry__verbs_dev_addr(const struct ferry_xport *x, int fam,
+			  const struct sockaddr_storage *want,
+			  struct sockaddr_storage *out)
+{
+	struct ifaddrs *ifs, *i;
+	int r = -EADDRNOTAVAIL;
+
+	if (getifaddrs(&ifs) < 0)
+		return -errno;
+	for (i = ifs; i; i = i->ifa_next) {
+		const struct sockaddr *sa = i->ifa_addr;
+		bool match;
+
+		if (!sa || sa->sa_family != fam ||
+		    strcmp(i->ifa_name, x->netdev) != 0)
+			continue;
+		if (fam == AF_INET6 &&
+		    IN6_IS_ADDR_LINKLOCAL(
+			    &((const struct sockaddr_in6 *)sa)->sin6_addr))
+			continue;
+		match = want && same_ip(want, sa);
+		if (r == 0 && !match)
+			continue; /* keep the first, unless want turns up */
+		memset(out, 0, sizeof(*out));
+		memcpy(out, sa, fam == AF_INET ? sizeof(struct sockaddr_in) :
+						 sizeof(struct sockaddr_in6));
+		r = 0;
+		if (match || !want)
+			break;
+	}
+	freeifaddrs(ifs);
+	return r;
 }
