@@ -1,77 +1,10 @@
-/* ferry doctor: what to check, in which order, and the results list. */
+/* ferry doctor: what to check and in which order (the results list is
+ * doctor_report.c's). */
 #include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "doctor_int.h"
-
-const char *ferry_check_status_name(enum ferry_check_status s)
-{
-	switch (s) {
-	case FERRY_CHECK_PASS:
-		return "pass";
-	case FERRY_CHECK_WARN:
-		return "warn";
-	case FERRY_CHECK_FAIL:
-		return "fail";
-	case FERRY_CHECK_INFO:
-		return "info";
-	}
-	return "?";
-}
-
-struct ferry_check *ferry__doctor_add(struct ferry__doctor *d,
-				      enum ferry_check_status st,
-				      const char *fmt, ...)
-{
-	struct ferry_check *c = &d->spare;
-	va_list ap;
-
-	if (d->n < d->max)
-		c = &d->out[d->n++];
-	else
-		d->overflow = true;
-	memset(c, 0, sizeof(*c));
-	c->status = st;
-	va_start(ap, fmt);
-	vsnprintf(c->name, sizeof(c->name), fmt, ap);
-	va_end(ap);
-	return c;
-}
-
-void ferry__doctor_value(struct ferry_check *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->value, sizeof(c->value), fmt, ap);
-	va_end(ap);
-}
-
-void ferry__doctor_fix(struct ferry_check *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->fix, sizeof(c->fix), fmt, ap);
-	va_end(ap);
-}
-
-const char *ferry__doctor_bytes(char *buf, size_t len, double bytes)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned u = 0;
-
-	while (bytes >= 1024 && u + 1 < FERRY__ARRAY_SIZE(units)) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, len, bytes == floor(bytes) ? "%.0f %s" : "%.1f %s",
-		 bytes, units[u]);
-	return buf;
-}
 
 static bool valid_name(const char *s)
 {

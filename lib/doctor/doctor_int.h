@@ -35,7 +35,8 @@ struct ferry__doctor {
 	struct ferry_check spare; /* written to once out is full */
 };
 
-/* Append a result named by fmt; returns it for value and fix. Never NULL:
+/* The results list (doctor_report.c).
+ * Append a result named by fmt; returns it for value and fix. Never NULL:
  * once out is full it returns a scratch entry and notes the overflow. */
 struct ferry_check *ferry__doctor_add(struct ferry__doctor *d,
 				      enum ferry_check_status st,
@@ -74,7 +75,7 @@ int ferry__doctor_ib_netdevs(const struct ferry__doctor *d, const char *ibdev,
 /* Whether ifname carries an RDMA device. */
 bool ferry__doctor_has_ib(const struct ferry__doctor *d, const char *ifname);
 
-/* The checks, in the order ferry_doctor_run calls them. */
+/* The checks, in the order ferry_doctor_run (doctor.c) calls them. */
 void ferry__doctor_rdma(struct ferry__doctor *d);
 void ferry__doctor_nic(struct ferry__doctor *d, const char *ifname);
 void ferry__doctor_irq(struct ferry__doctor *d, const char *ifname, int node);
