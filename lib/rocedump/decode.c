@@ -3,7 +3,7 @@
  *   Ethernet II | 802.1Q/802.1ad tags* | IPv4 (any IHL) or IPv6 |
  *   UDP (destination: the RoCEv2 port) | BTH | extended headers |
  *   payload | pad (BTH PadCnt) | ICRC (4 bytes)
- * BTH (IBA vol. 1 9.2; as lib/xport/uroce/wire.c reads it): opcode |
+ * BTH (IBA vol. 1 9.2; as lib/xport/roce/wire.c reads it): opcode |
  * SE M PadCnt(2) TVer(4) | P_Key(16) | FECN BECN resv6 | DestQP(24) |
  * AckReq resv7 | PSN(24). Extended headers (ibop.c says which an opcode
  * carries): RDETH resv8 EE-Context(24); DETH Q_Key(32) resv8 SrcQP(24);
@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "rocedump_int.h"
-#include "xport/uroce/wire.h"
+#include "xport/roce/wire.h"
 
 #define ETH_LEN 14
 #define UDP_LEN 8

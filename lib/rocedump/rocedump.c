@@ -1,10 +1,10 @@
 /* rocedump: a decoder with its counters and flows, fed frame by frame or
- * from a capture file (the reader: lib/xport/uroce/pcap.c). */
+ * from a capture file (the reader: lib/xport/roce/pcap.c). */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "rocedump_int.h"
-#include "xport/uroce/pcap.h"
+#include "xport/roce/pcap.h"
 
 struct ferry_rocedump {
 	uint16_t port;

@@ -14,8 +14,8 @@
 #include "ferry/error.h"
 #include "ferry/rocedump.h"
 #include "io/manifest.h"
-#include "xport/uroce/pcap.h"
-#include "xport/uroce/wire.h"
+#include "xport/roce/pcap.h"
+#include "xport/roce/wire.h"
 
 static int failures;
 

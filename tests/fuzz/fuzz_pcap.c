@@ -1,5 +1,5 @@
 /* libFuzzer target for what `ferry rocedump FILE` reads: the pcap/pcapng
- * reader (lib/xport/uroce/pcap.c), and each frame it delivers through the
+ * reader (lib/xport/roce/pcap.c), and each frame it delivers through the
  * rocedump decoder (lib/rocedump: decode, MADs, flows) as the command
  * does, and through the uroce transport's parser (parse, port test, ICRC).
  *
@@ -24,8 +24,8 @@
 #include "fuzz.h"
 #include "ferry/error.h"
 #include "ferry/rocedump.h"
-#include "xport/uroce/pcap.h"
-#include "xport/uroce/wire.h"
+#include "xport/roce/pcap.h"
+#include "xport/roce/wire.h"
 
 struct seen {
 	size_t size;

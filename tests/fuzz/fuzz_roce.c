@@ -32,7 +32,7 @@
 #include "ferry/error.h"
 #include "ferry/rocedump.h"
 #include "xport/uroce/rc.h"
-#include "xport/uroce/wire.h"
+#include "xport/roce/wire.h"
 
 /* Keep in step with gen_seeds.py. */
 #define QPN 0x000123u       /* this (receiving) QP */

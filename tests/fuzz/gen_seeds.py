@@ -79,7 +79,7 @@ def manifest_seeds():
     }
 
 
-# ---- RoCEv2 frames (lib/xport/uroce/wire.h) -----------------------------
+# ---- RoCEv2 frames (lib/xport/roce/wire.h) -----------------------------
 # Keep in step with fuzz_roce.c.
 QPN, PEER_QPN = 0x000123, 0x000456
 RKEY, RKEY_RO = 0x5EED0001, 0x5EED0002
@@ -298,7 +298,7 @@ def roce_seeds():
     return s
 
 
-# ---- captures (lib/xport/uroce/pcap.h) ----------------------------------
+# ---- captures (lib/xport/roce/pcap.h) ----------------------------------
 def pcap(frames, be=False, nano=False, linktype=1, snap=65535):
     e = ">" if be else "<"
     magic = 0xA1B23C4D if nano else 0xA1B2C3D4

@@ -28,7 +28,7 @@ except ImportError as e:  # the shell script turns this into a skip
 
 ROCE_PORT = 4791
 # RC opcodes ferry speaks, and the extended headers each carries
-# (IBTA vol. 1 ch. 9; the same table as lib/xport/uroce/wire.c).
+# (IBTA vol. 1 ch. 9; the same table as lib/xport/roce/wire.c).
 RETH, IMM = 1, 2
 OPS = {0x00: 0, 0x01: 0, 0x02: 0, 0x03: IMM, 0x04: 0, 0x05: IMM,
        0x06: RETH, 0x07: 0, 0x08: 0, 0x09: IMM, 0x0a: RETH,

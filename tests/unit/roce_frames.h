@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cu.h"
-#include "xport/uroce/wire.h"
+#include "xport/roce/wire.h"
 
 struct spec {
 	uint8_t opcode, pad, ipver, vlans;

@@ -13,7 +13,7 @@
 #include "ferry/error.h"
 #include "ferry/rocedump.h"
 #include "roce_frames.h"
-#include "xport/uroce/wire.h"
+#include "xport/roce/wire.h"
 
 /* ---- frames scapy 2.5 built (contrib/roce.py: BTH, cnp(), ICRC) ---- */
 /* Ether / IP(198.18.0.1 > 198.18.0.2, DF) / UDP(0xc123 > 4791) /

@@ -29,7 +29,7 @@
 #include "cu.h"
 #include "ferry/error.h"
 #include "xport/uroce/rc.h"
-#include "xport/uroce/wire.h"
+#include "xport/roce/wire.h"
 
 #define US 1000ull
 #define MS 1000000ull

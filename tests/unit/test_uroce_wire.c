@@ -10,8 +10,8 @@
 
 #include "cu.h"
 #include "ferry/error.h"
-#include "xport/uroce/pcap.h"
-#include "xport/uroce/wire.h"
+#include "xport/roce/pcap.h"
+#include "xport/roce/wire.h"
 
 static const uint8_t all_ops[] = {
 	FERRY_OP_SEND_FIRST, FERRY_OP_SEND_MIDDLE, FERRY_OP_SEND_LAST,

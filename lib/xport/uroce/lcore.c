@@ -20,7 +20,7 @@
 
 #include "util/util.h"
 #include "xport/uroce/uroce.h"
-#include "xport/uroce/wire.h"
+#include "xport/roce/wire.h"
 
 #define RX_BURST 32
 #define COMP_BATCH 16

@@ -27,7 +27,7 @@
 #include "util/util.h"
 #include "ferry/xport.h"
 #include "xport/uroce/port.h"
-#include "xport/uroce/wire.h"
+#include "xport/roce/wire.h"
 
 #define MAX_ARGS 64
 #define RX_POOL 2047

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "xport/uroce/pkt.h"
+#include "xport/roce/pkt.h"
 
 struct rte_mempool;
 struct rte_mbuf;

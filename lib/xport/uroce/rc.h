@@ -62,7 +62,7 @@
 
 #include "ferry/xport.h" /* FERRY_ACCESS_*, FERRY_XPORT_MSG_MAX */
 #include "util/util.h"
-#include "xport/uroce/pkt.h"
+#include "xport/roce/pkt.h"
 
 #define FERRY_RC_SEND_MAX FERRY_XPORT_MSG_MAX /* largest post_send */
 #define FERRY_RC_MSG_MAX (1u << 31)           /* largest write ... */

@@ -1,16 +1,16 @@
-/* uroce: one RoCEv2 packet, as the RC engine sees it (internal).
+/* One RoCEv2 packet, as the RC engine sees it (internal).
  *
  * The wire code (wire.c) turns Ethernet frames into this view and back;
- * the RC engine (rc_*.c) works only with this view, so it can be tested
- * without DPDK or a network.
+ * uroce's RC engine (uroce/rc.h) works only with this view, so it can be
+ * tested without DPDK or a network.
  *
  * Field layouts are the InfiniBand Architecture Specification's (vol. 1,
  * ch. 9, "Base Transport Header" and the extended headers), as described
  * publicly by the Linux rxe headers (rxe_hdr.h) and Wireshark's InfiniBand
  * dissector. RoCEv2 (IBTA annex A17) carries them in UDP to port 4791.
  */
-#ifndef FERRY_UROCE_PKT_H
-#define FERRY_UROCE_PKT_H
+#ifndef FERRY_ROCE_PKT_H
+#define FERRY_ROCE_PKT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* uroce: RoCEv2 frames, built and parsed (layout in wire.h).
+/* RoCEv2 frames, built and parsed (layout in wire.h).
  *
  * Header layouts (IBTA vol. 1 ch. 9.2-9.3; as in Linux rxe_hdr.h and
  * Wireshark's packet-infiniband.c):

@@ -1,4 +1,4 @@
-/* uroce: the RoCEv2 invariant CRC (ICRC).
+/* The RoCEv2 invariant CRC (ICRC).
  *
  * What is covered and masked follows the IBTA spec (vol. 1 7.8.1, and
  * annex A17 for RoCEv2) as two public implementations read it; both agree:

@@ -1,4 +1,4 @@
-/* uroce: read Ethernet captures (internal; used by `ferry rocedump` and
+/* Read Ethernet captures (internal; used by `ferry rocedump` and
  * the tests).
  *
  * Reads classic pcap (either byte order, microsecond or nanosecond
@@ -12,8 +12,8 @@
  * interface table of the current pcapng section (FERRY_PCAP_MAX_IFS at
  * most); blocks and options are skipped without being held.
  */
-#ifndef FERRY_UROCE_PCAP_H
-#define FERRY_UROCE_PCAP_H
+#ifndef FERRY_ROCE_PCAP_H
+#define FERRY_ROCE_PCAP_H
 
 #include <stdint.h>
 #include <stdio.h>

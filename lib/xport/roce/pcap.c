@@ -1,4 +1,4 @@
-/* uroce: pcap and pcapng reader (see pcap.h).
+/* pcap and pcapng reader (see pcap.h).
  *
  * Layouts from the IETF drafts that document the formats
  * (draft-ietf-opsawg-pcap: 24-byte file header with magic 0xa1b2c3d4 for

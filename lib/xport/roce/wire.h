@@ -1,4 +1,4 @@
-/* uroce: RoCEv2 frames on the wire (internal).
+/* RoCEv2 frames on the wire (internal).
  *
  * Turns a struct ferry_roce_pkt (pkt.h) into an Ethernet frame and back:
  *   Ethernet II (type 0x0800) | IPv4 | UDP (dport 4791) | BTH | RETH? |
@@ -21,8 +21,8 @@
  * options and ignores bytes after the IPv4 total length (Ethernet padding,
  * FCS).
  */
-#ifndef FERRY_UROCE_WIRE_H
-#define FERRY_UROCE_WIRE_H
+#ifndef FERRY_ROCE_WIRE_H
+#define FERRY_ROCE_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
