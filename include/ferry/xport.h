@@ -267,7 +267,18 @@ struct ferry_xport_ops {
 	/* Preference: where a choice among several transports both hosts
 	 * have takes the lowest rank (the fastest, where it runs). */
 	unsigned rank;
+
+	/* What the host must offer it (FERRY_XPORT_NEEDS_* bits), and what
+	 * it runs on, a word shown after its name ("DPDK"; NULL: nothing to
+	 * add). For advice about the host (`ferry doctor`); optional. */
+	unsigned needs;
+	const char *runs_on;
 };
+
+/* ops.needs: an RDMA device (a NIC's, or rxe); memory it may pin
+ * (RLIMIT_MEMLOCK bounds what it registers). */
+#define FERRY_XPORT_NEEDS_RDMA (1u << 0)
+#define FERRY_XPORT_NEEDS_MEMLOCK (1u << 1)
 
 /* Does ops (a table of ops->size bytes) have the optional op m? */
 #define FERRY_XPORT_HAS(ops, m)                                             \
@@ -279,6 +290,10 @@ struct ferry_xport_ops {
 unsigned ferry_xport_wire(const struct ferry_xport_ops *ops);
 /* "RoCEv2" for FERRY_WIRE_ROCEV2, "" for FERRY_WIRE_OWN. */
 const char *ferry_wire_name(unsigned wire);
+/* What ops needs of the host (FERRY_XPORT_NEEDS_*; 0 for a table without
+ * the field), and what it runs on (NULL: nothing to add). */
+unsigned ferry_xport_needs(const struct ferry_xport_ops *ops);
+const char *ferry_xport_runs_on(const struct ferry_xport_ops *ops);
 
 /* The mode a session of ops uses when the user asked for want (DEFAULT:
  * the transport's). Returns it, or -EINVAL with why naming the transport,

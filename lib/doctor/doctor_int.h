@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "ferry/doctor.h"
+#include "ferry/xport.h" /* FERRY_XPORT_NEEDS_* */
 #include "util/util.h"
 
 #define FERRY__DOCTOR_NAME 64     /* a directory entry we care about */
@@ -74,6 +75,17 @@ int ferry__doctor_ib_netdevs(const struct ferry__doctor *d, const char *ibdev,
 			     char (*nics)[FERRY__DOCTOR_NAME], size_t max);
 /* Whether ifname carries an RDMA device. */
 bool ferry__doctor_has_ib(const struct ferry__doctor *d, const char *ifname);
+
+/* The names of this build's transports (ferry_xport_list, in preference
+ * order) whose needs & mask == want, as "a, b or c" into buf; with
+ * FERRY__DX_AND "a, b and c"; FERRY__DX_RUNS_ON adds what each runs on
+ * ("uroce (DPDK)"); FERRY__DX_PLAIN keeps only those that run on nothing
+ * special. Returns how many (buf is "" for none). */
+#define FERRY__DX_AND (1u << 0)
+#define FERRY__DX_RUNS_ON (1u << 1)
+#define FERRY__DX_PLAIN (1u << 2)
+size_t ferry__doctor_xports(char *buf, size_t len, unsigned mask,
+			    unsigned want, unsigned flags);
 
 /* The checks, in the order ferry_doctor_run (doctor.c) calls them. */
 void ferry__doctor_rdma(struct ferry__doctor *d);

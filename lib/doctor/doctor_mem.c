@@ -113,9 +113,29 @@ static bool cap_ipc_lock(const struct ferry__doctor *d)
 	return yes;
 }
 
+/* " (verbs and uroce pin; tcp does not)": which transports pin memory. */
+static const char *who_pins(char *buf, size_t len)
+{
+	char pin[64], not[64];
+	size_t n = ferry__doctor_xports(pin, sizeof(pin),
+					FERRY_XPORT_NEEDS_MEMLOCK,
+					FERRY_XPORT_NEEDS_MEMLOCK,
+					FERRY__DX_AND);
+	size_t m = ferry__doctor_xports(not, sizeof(not),
+					FERRY_XPORT_NEEDS_MEMLOCK, 0,
+					FERRY__DX_AND);
+
+	if (!n)
+		return "";
+	snprintf(buf, len, " (%s pin%s%s%s%s)", pin, n > 1 ? "" : "s",
+		 m ? "; " : "", not, m > 1 ? " do not" : m ? " does not" : "");
+	return buf;
+}
+
 static void memlock(struct ferry__doctor *d)
 {
 	char *limits = malloc(8192), soft[32], hard[32], b1[32], b2[32];
+	char rdma[96], pins[200];
 	const char *line = NULL;
 	struct ferry_check *c;
 	unsigned long long v;
@@ -149,16 +169,19 @@ static void memlock(struct ferry__doctor *d)
 					(double)FERRY_DOCTOR_POOL_BYTES));
 		return;
 	}
-	if (v < FERRY_DOCTOR_MEMLOCK_FAIL && d->nib) {
+	if (v < FERRY_DOCTOR_MEMLOCK_FAIL && d->nib &&
+	    ferry__doctor_xports(rdma, sizeof(rdma), FERRY_XPORT_NEEDS_RDMA,
+				 FERRY_XPORT_NEEDS_RDMA, FERRY__DX_AND)) {
 		c = ferry__doctor_add(d, FERRY_CHECK_FAIL, "memlock");
-		ferry__doctor_value(c, "%s: verbs cannot register even a %s ring",
-				    b1, ferry__doctor_bytes(b2, sizeof(b2),
+		ferry__doctor_value(c, "%s: %s cannot register even a %s ring",
+				    b1, rdma, ferry__doctor_bytes(b2, sizeof(b2),
 					(double)FERRY_DOCTOR_MEMLOCK_FAIL));
 	} else {
 		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "memlock");
-		ferry__doctor_value(c, "%s, below the %s ferry pins by default (verbs and uroce pin; tcp does not)",
+		ferry__doctor_value(c, "%s, below the %s ferry pins by default%s",
 				    b1, ferry__doctor_bytes(b2, sizeof(b2),
-					(double)FERRY_DOCTOR_POOL_BYTES));
+					(double)FERRY_DOCTOR_POOL_BYTES),
+				    who_pins(pins, sizeof(pins)));
 	}
 	ferry__doctor_fix(c, "ulimit -l unlimited; services: LimitMEMLOCK=infinity in the systemd unit; users: '* - memlock unlimited' in /etc/security/limits.conf");
 }

@@ -101,7 +101,7 @@ static void gids(struct ferry__doctor *d, struct port *p)
 	char (*idx)[FERRY__DOCTOR_NAME] = calloc(MAX_GIDS, sizeof(*idx));
 	bool eth = !strcmp(p->ll, "Ethernet");
 	int n, used = 0, v2 = 0;
-	char v2list[64] = "";
+	char v2list[64] = "", other[96];
 	struct ferry_check *c;
 	bool have_ndev = false;
 	size_t off = 0;
@@ -170,7 +170,10 @@ static void gids(struct ferry__doctor *d, struct port *p)
 		return;
 	}
 	ferry__doctor_value(c, "%d GIDs, none RoCE v2 (UDP/IP, routable)", used);
-	ferry__doctor_fix(c, "RoCE v2 needs ConnectX-4 or newer (ConnectX-3 Pro with current firmware); update firmware and driver, or use --transport uroce or tcp");
+	ferry__doctor_xports(other, sizeof(other), FERRY_XPORT_NEEDS_RDMA, 0,
+			     0);
+	ferry__doctor_fix(c, "RoCE v2 needs ConnectX-4 or newer (ConnectX-3 Pro with current firmware); update firmware and driver, or use --transport %s",
+			  other);
 }
 
 /* The RoCE path MTU follows the netdev MTU less the RoCE headers (GRH 40,
@@ -251,19 +254,39 @@ static void device(struct ferry__doctor *d, const char *dev)
 	}
 }
 
+/* No RDMA device: which transports do without one, and what the others
+ * (and those that need nothing) ask for. */
+static void no_device(struct ferry__doctor *d)
+{
+	struct ferry_check *c = ferry__doctor_add(d, FERRY_CHECK_WARN, "rdma");
+	char other[96], rdma[96], plain[96], fix[sizeof(c->fix)] = "";
+	size_t n;
+
+	ferry__doctor_xports(other, sizeof(other), FERRY_XPORT_NEEDS_RDMA, 0,
+			     FERRY__DX_RUNS_ON);
+	if (d->netdev && d->any_ib)
+		ferry__doctor_value(c, "no RDMA device on %s: ferry will use %s",
+				    d->netdev, other);
+	else
+		ferry__doctor_value(c, "no RDMA device: ferry will use %s",
+				    other);
+	if (ferry__doctor_xports(rdma, sizeof(rdma), FERRY_XPORT_NEEDS_RDMA,
+				 FERRY_XPORT_NEEDS_RDMA, FERRY__DX_AND))
+		snprintf(fix, sizeof(fix), "for %s: ", rdma);
+	n = ferry__doctor_xports(plain, sizeof(plain), ~0u, 0,
+				 FERRY__DX_AND | FERRY__DX_PLAIN);
+	ferry__doctor_fix(c, "%sload the NIC's RDMA driver (modprobe mlx5_ib) and install rdma-core%s%s%s",
+			  fix, n ? "; " : "", plain,
+			  n > 1 ? " need nothing" : n ? " needs nothing" : "");
+}
+
 void ferry__doctor_rdma(struct ferry__doctor *d)
 {
 	struct ferry_check *c;
 	size_t off = 0;
 
 	if (!d->nib) {
-		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "rdma");
-		if (d->netdev && d->any_ib)
-			ferry__doctor_value(c, "no RDMA device on %s: ferry will use uroce (DPDK) or tcp",
-					    d->netdev);
-		else
-			ferry__doctor_value(c, "no RDMA device: ferry will use uroce (DPDK) or tcp");
-		ferry__doctor_fix(c, "for verbs: load the NIC's RDMA driver (modprobe mlx5_ib) and install rdma-core; tcp needs nothing");
+		no_device(d);
 		return;
 	}
 	c = ferry__doctor_add(d, FERRY_CHECK_PASS, "rdma");

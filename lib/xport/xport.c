@@ -100,6 +100,16 @@ unsigned ferry_xport_wire(const struct ferry_xport_ops *ops)
 	return ops->wire;
 }
 
+unsigned ferry_xport_needs(const struct ferry_xport_ops *ops)
+{
+	return HAS_FIELD(ops, needs) ? ops->needs : 0;
+}
+
+const char *ferry_xport_runs_on(const struct ferry_xport_ops *ops)
+{
+	return HAS_FIELD(ops, runs_on) ? ops->runs_on : NULL;
+}
+
 const char *ferry_wire_name(unsigned wire)
 {
 	return wire == FERRY_WIRE_ROCEV2 ? "RoCEv2" : "";

@@ -332,7 +332,7 @@ static void uroce_close(struct ferry_xport *x)
 
 const struct ferry_xport_ops ferry__xport_uroce = {
 	.size = sizeof(struct ferry_xport_ops),
-	FERRY__UROCE_ID, /* name, control-channel bit, rank, wire */
+	FERRY__UROCE_ID, /* name, control-channel bit, rank, wire, needs */
 	.probe = uroce_probe,
 	.open = uroce_open,
 	.reg_mem = uroce_reg_mem,

@@ -7,9 +7,11 @@
 #include "ferry/xport.h"
 
 /* after verbs (a NIC does the RC work uroce does on a CPU), before tcp;
- * RoCEv2 on the wire, so a verbs peer pairs with it (uroce_rocev2.c) */
+ * RoCEv2 on the wire, so a verbs peer pairs with it (uroce_rocev2.c); it
+ * pins the rings it registers, over DPDK */
 #define FERRY__UROCE_ID                                                     \
 	.name = "uroce", .bit = 1u << 1, .rank = 20,                        \
-	.wire = FERRY_WIRE_ROCEV2
+	.wire = FERRY_WIRE_ROCEV2, .needs = FERRY_XPORT_NEEDS_MEMLOCK,      \
+	.runs_on = "DPDK"
 
 #endif

@@ -340,7 +340,7 @@ static void verbs_close(struct ferry_xport *x)
 
 const struct ferry_xport_ops ferry__xport_verbs = {
 	.size = sizeof(struct ferry_xport_ops),
-	FERRY__VERBS_ID, /* name, control-channel bit, rank, wire */
+	FERRY__VERBS_ID, /* name, control-channel bit, rank, wire, needs */
 	.probe = verbs_probe,
 	.open = verbs_open,
 	.reg_mem = verbs_reg_mem,

@@ -10,6 +10,7 @@
  * so a uroce peer pairs with it (QPs brought up by hand: verbs_rc.c) */
 #define FERRY__VERBS_ID                                                     \
 	.name = "verbs", .bit = 1u << 2, .rank = 10,                        \
-	.wire = FERRY_WIRE_ROCEV2
+	.wire = FERRY_WIRE_ROCEV2,                                          \
+	.needs = FERRY_XPORT_NEEDS_RDMA | FERRY_XPORT_NEEDS_MEMLOCK
 
 #endif
