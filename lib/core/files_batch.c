@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "core/files.h"
-#include "ctrl/wire.h"
 #include "ferry/error.h"
+#include "util/cursor.h"
 
 int ferry__batch_init(struct ferry__batch *b, uint16_t type)
 {

@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "core/files.h"
-#include "ctrl/wire.h"
 #include "ferry/error.h"
 #include "ferry/sum.h"
+#include "util/cursor.h"
 
 /* Entry: u32 idx, u8 action; EXISTS: u32 crc32c, u32 adler32; RESUME:
  * u32 n_ranges, then n x (u64 first, u64 count); FAIL: u32 status, u8

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "ctrl/msg.h"
-#include "ctrl/wire.h"
 #include "ferry/error.h"
+#include "util/cursor.h"
 
 /* enc: write m's body; returns 0 or -EINVAL (overruns show in c).
  * dec: read a body into m; returns 0 or -FERRY_EPROTO (overruns and
