@@ -53,25 +53,27 @@ static inline uint8_t *ferry__put_reserve(struct ferry__wcur *c, size_t n)
 	return q;
 }
 
-static inline void ferry__put_le(struct ferry__wcur *c, uint64_t v, size_t n)
+/* n bytes of v, least significant first (le) or last. */
+static inline void ferry__put_int(struct ferry__wcur *c, uint64_t v, size_t n,
+				  bool le)
 {
 	uint8_t *q = ferry__put_reserve(c, n);
 
 	if (!q)
 		return;
 	for (size_t i = 0; i < n; i++)
-		q[i] = (uint8_t)(v >> (8 * i));
+		q[i] = (uint8_t)(v >> (8 * (le ? i : n - 1 - i)));
+}
+
+static inline void ferry__put_le(struct ferry__wcur *c, uint64_t v, size_t n)
+{
+	ferry__put_int(c, v, n, true);
 }
 
 /* Network order (big-endian), for formats that say so. */
 static inline void ferry__put_be(struct ferry__wcur *c, uint64_t v, size_t n)
 {
-	uint8_t *q = ferry__put_reserve(c, n);
-
-	if (!q)
-		return;
-	for (size_t i = 0; i < n; i++)
-		q[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+	ferry__put_int(c, v, n, false);
 }
 
 static inline void ferry__put_u8(struct ferry__wcur *c, uint8_t v)
@@ -163,7 +165,8 @@ static inline const uint8_t *ferry__get_take(struct ferry__rcur *c, size_t n)
 	return q;
 }
 
-static inline uint64_t ferry__get_le(struct ferry__rcur *c, size_t n)
+/* n bytes, least significant first (le) or last; 0 past the end. */
+static inline uint64_t ferry__get_int(struct ferry__rcur *c, size_t n, bool le)
 {
 	const uint8_t *q = ferry__get_take(c, n);
 	uint64_t v = 0;
@@ -171,20 +174,18 @@ static inline uint64_t ferry__get_le(struct ferry__rcur *c, size_t n)
 	if (!q)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)q[i] << (8 * i);
+		v |= (uint64_t)q[i] << (8 * (le ? i : n - 1 - i));
 	return v;
+}
+
+static inline uint64_t ferry__get_le(struct ferry__rcur *c, size_t n)
+{
+	return ferry__get_int(c, n, true);
 }
 
 static inline uint64_t ferry__get_be(struct ferry__rcur *c, size_t n)
 {
-	const uint8_t *q = ferry__get_take(c, n);
-	uint64_t v = 0;
-
-	if (!q)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | q[i];
-	return v;
+	return ferry__get_int(c, n, false);
 }
 
 static inline uint8_t ferry__get_u8(struct ferry__rcur *c)
