@@ -366,17 +366,18 @@ int cli_common_opt(struct cli_common *c, const char *cmd, int opt,
 			fprintf(stderr, "ferry %s: --sockbuf is at most 1G\n", cmd);
 			return -1;
 		}
-		c->o.sockbuf = v;
+		c->o.xport.tcp.sockbuf = v;
 		return 1;
 	case OPT_JSON:
 		c->json = true;
 		return 1;
 	case OPT_DPDK:
-		/* the uroce transport reads these when it starts DPDK */
-		setenv("FERRY_DPDK", arg, 1);
+		/* the uroce transport's settings (over FERRY_DPDK and
+		 * FERRY_UROCE_IP, which ferry_opts_init read) */
+		c->o.xport.uroce.eal = arg;
 		return 1;
 	case OPT_UROCE_IP:
-		setenv("FERRY_UROCE_IP", arg, 1);
+		c->o.xport.uroce.ip = arg;
 		return 1;
 	case OPT_POLL:
 		if (strcmp(arg, "busy") == 0)

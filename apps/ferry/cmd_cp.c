@@ -14,10 +14,10 @@
 
 #include "cli.h"
 #include "cmds.h"
-#include "core/remote.h"
 #include "ferry/error.h"
 #include "ferry/files.h"
 #include "ferry/log.h"
+#include "ferry/remote.h"
 #include "out.h"
 
 const char help_cp[] =
@@ -87,9 +87,9 @@ const char help_cp[] =
 
 struct side {
 	bool remote;
-	char host[FERRY_PUSH_HOST_MAX + 1];
-	char port[FERRY_PUSH_PORT_MAX + 1];
-	char path[FERRY_DEST_MAX];
+	char host[FERRY_URL_HOST_MAX + 1];
+	char port[FERRY_URL_PORT_MAX + 1];
+	char path[FERRY_URL_PATH_MAX + 1];
 };
 
 /* SIGINT / SIGTERM: stop the copy (the source daemon too), keep what
@@ -142,7 +142,7 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 	fflush(stdout);
 }
 
-static void on_marker(const struct ferry__marker *mk, void *arg)
+static void on_marker(const struct ferry_marker *mk, void *arg)
 {
 	struct cp_out *co = arg;
 	char b[32], t[32];
@@ -160,9 +160,9 @@ static void on_marker(const struct ferry__marker *mk, void *arg)
 static bool parse_side(const char *arg, struct side *s)
 {
 	char why[256], e[1024];
-	int r = ferry__url_parse(arg, s->host, sizeof(s->host), s->port,
-				 sizeof(s->port), s->path, sizeof(s->path), why,
-				 sizeof(why));
+	int r = ferry_url_parse(arg, s->host, sizeof(s->host), s->port,
+				sizeof(s->port), s->path, sizeof(s->path), why,
+				sizeof(why));
 	size_t n = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 			       "0123456789+.-");
 
@@ -186,7 +186,7 @@ static bool parse_side(const char *arg, struct side *s)
 /* The last component of path ("/a/b/" -> "b"), into buf. */
 static const char *base_of(const char *path, char *buf, size_t len)
 {
-	char tmp[FERRY_DEST_MAX];
+	char tmp[FERRY_URL_PATH_MAX + 1];
 
 	snprintf(tmp, sizeof(tmp), "%s", path);
 	snprintf(buf, len, "%s", basename(tmp));
@@ -198,8 +198,8 @@ static int dst_is_dir(const struct side *dst, size_t n_src,
 		      const struct ferry_opts *o)
 {
 	size_t len = strlen(dst->path);
-	struct ferry_rstat rst;
-	struct ferry__conn c;
+	struct ferry_remote_stat rst;
+	struct ferry_remote *c = NULL;
 	struct stat st;
 	char why[512] = "";
 	int err;
@@ -208,10 +208,10 @@ static int dst_is_dir(const struct side *dst, size_t n_src,
 		return 1;
 	if (!dst->remote)
 		return stat(dst->path, &st) == 0 && S_ISDIR(st.st_mode);
-	err = ferry__remote_open(dst->host, dst->port, o, &c, why, sizeof(why));
+	err = ferry_remote_open(dst->host, dst->port, o, &c, why, sizeof(why));
 	if (!err) {
-		err = ferry__remote_stat(&c, dst->path, &rst, why, sizeof(why));
-		ferry__remote_close(&c);
+		err = ferry_remote_stat(c, dst->path, &rst, why, sizeof(why));
+		ferry_remote_close(c);
 	}
 	if (err == -ENOENT)
 		return 0;
@@ -219,15 +219,15 @@ static int dst_is_dir(const struct side *dst, size_t n_src,
 		fprintf(stderr, "ferry cp: %s\n", why[0] ? why : ferry_strerror(err));
 		return -1;
 	}
-	return rst.type == FERRY_ENTRY_DIR;
+	return rst.type == FERRY_REMOTE_DIR;
 }
 
 /* Fill the copy: sources, their names and the destination directory. */
 static int plan(struct side *src, size_t n, const struct side *dst,
-		const struct ferry_opts *o, struct ferry__copy *cp,
+		const struct ferry_opts *o, struct ferry_copy *cp,
 		char **srcs, char **names, char *dest, size_t destlen)
 {
-	char b[FERRY_DEST_MAX], e[FERRY_ESCAPED_MAX(FERRY_DEST_MAX)];
+	char b[FERRY_URL_PATH_MAX + 1], e[FERRY_ESCAPED_MAX(FERRY_URL_PATH_MAX + 1)];
 	int dir = dst_is_dir(dst, n, o);
 
 	if (dir < 0)
@@ -320,31 +320,31 @@ static void expand_free(struct expand *x)
 /* A directory on the source daemon becomes the files below it, each
  * under the directory's name; files stay as they are. */
 static int expand_remote(const struct side *src, const struct ferry_opts *o,
-			 struct ferry__copy *cp, struct expand *x)
+			 struct ferry_copy *cp, struct expand *x)
 {
-	struct ferry_rstat st;
-	struct ferry__conn c;
+	struct ferry_remote_stat st;
+	struct ferry_remote *c = NULL;
 	char why[512] = "";
 	int err;
 
-	err = ferry__remote_open(src->host, src->port, o, &c, why, sizeof(why));
+	err = ferry_remote_open(src->host, src->port, o, &c, why, sizeof(why));
 	for (size_t i = 0; !err && i < cp->n; i++) {
-		err = ferry__remote_stat(&c, cp->src[i], &st, why, sizeof(why));
+		err = ferry_remote_stat(c, cp->src[i], &st, why, sizeof(why));
 		if (err)
 			break;
-		if (st.type != FERRY_ENTRY_DIR) {
+		if (st.type != FERRY_REMOTE_DIR) {
 			err = expand_add(x, strdup(cp->src[i]),
 					 strdup(cp->names[i]));
 			continue;
 		}
 		x->top_src = cp->src[i];
 		x->top_name = cp->names[i];
-		err = ferry__remote_walk(&c, cp->src[i], expand_file, x, why,
-					 sizeof(why));
+		err = ferry_remote_walk(c, cp->src[i], expand_file, x, why,
+					sizeof(why));
 	}
-	ferry__remote_close(&c);
+	ferry_remote_close(c);
 	if (!err && !x->n) {
-		char e[FERRY_ESCAPED_MAX(FERRY_DEST_MAX)];
+		char e[FERRY_ESCAPED_MAX(FERRY_URL_PATH_MAX + 1)];
 
 		snprintf(why, sizeof(why), "nothing to copy: no files below %s",
 			 ferry_escape(cp->src[0], e, sizeof(e)));
@@ -361,7 +361,7 @@ static int expand_remote(const struct side *src, const struct ferry_opts *o,
 }
 
 static int run(const struct side *src, const struct side *dst,
-	       struct ferry_opts *o, struct ferry__copy *cp, char *why,
+	       struct ferry_opts *o, struct ferry_copy *cp, char *why,
 	       size_t whylen)
 {
 	struct ferry_report *rep;
@@ -371,16 +371,16 @@ static int run(const struct side *src, const struct side *dst,
 		rep = malloc(sizeof(*rep));
 		if (!rep)
 			return -ENOMEM;
-		err = ferry__remote_push(dst->host, dst->port, o, cp, rep, why,
-					 whylen);
+		err = ferry_remote_push(dst->host, dst->port, o, cp, rep, why,
+					whylen);
 		free(rep);
 		return err;
 	}
 	if (!dst->remote)
-		return ferry__remote_pull(src[0].host, src[0].port, o, cp, why,
-					  whylen);
-	return ferry__remote_tpc(src[0].host, src[0].port, dst->host,
-				 dst->port, o, cp, why, whylen);
+		return ferry_remote_pull(src[0].host, src[0].port, o, cp, why,
+					 whylen);
+	return ferry_remote_tpc(src[0].host, src[0].port, dst->host,
+				dst->port, o, cp, why, whylen);
 }
 
 /* All sources on one side, and on one daemon. */
@@ -429,7 +429,7 @@ int cmd_cp(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cp_out co = { .tty = isatty(1) };
-	struct ferry__copy cp = { .cksum = FERRY_CKSUM_ADLER32,
+	struct ferry_copy cp = { .cksum = FERRY_CKSUM_ADLER32,
 				  .on_file = on_file,
 				  .on_marker = on_marker,
 				  .arg = &co };
@@ -437,7 +437,7 @@ int cmd_cp(int argc, char **argv)
 	struct ferry_key key;
 	struct expand x = { 0 };
 	struct side *src = NULL, dst;
-	char **srcs = NULL, **names = NULL, dest[FERRY_DEST_MAX];
+	char **srcs = NULL, **names = NULL, dest[FERRY_URL_PATH_MAX + 1];
 	char why[1024] = "";
 	size_t n = 0;
 	double d;

@@ -1,10 +1,10 @@
 /* gfal2 file copies to, from and between ferry daemons.
  *
- *   file://  -> ferry://  push: this process sends (ferry__remote_push)
+ *   file://  -> ferry://  push: this process sends (ferry_remote_push)
  *   ferry:// -> file://   pull: the daemon sends to a one-shot receiver
- *                         here (ferry__remote_pull)
+ *                         here (ferry_remote_pull)
  *   ferry:// -> ferry://  third-party: the source daemon sends straight to
- *                         the destination daemon (ferry__remote_tpc)
+ *                         the destination daemon (ferry_remote_tpc)
  *
  * gfal2's transfer parameters map as: streams -> ferry streams; timeout
  * -> ferry's connect/handshake/stall limit when it is the smaller one, and
@@ -39,10 +39,12 @@ struct copy {
 	enum copy_kind kind;
 	struct fg_opts fo;
 	struct fg_url src, dst;          /* the ferry:// sides */
-	char local[FERRY_PATH_MAX];      /* the file:// side */
-	char dir[FERRY_PATH_MAX];        /* the destination's directory */
-	char name[FERRY_PATH_MAX];       /* and its name there */
-	char src_path[FERRY_PATH_MAX];   /* what the source calls the file */
+	char local[PATH_MAX];            /* the file:// side */
+	/* the destination's directory, the name there, and what the source
+	 * calls the file */
+	char dir[FERRY_URL_PATH_MAX + 1];
+	char name[FERRY_URL_PATH_MAX + 1];
+	char src_path[FERRY_URL_PATH_MAX + 1];
 	uint64_t size;
 	bool force, parent;
 	bool strict;                     /* gfal2's strict copy: no checks */
@@ -61,7 +63,7 @@ struct copy {
 	bool have_result;
 	int status;
 	uint32_t adler32, crc32c;
-	char file_why[FERRY_ERRTEXT_MAX];
+	char file_why[512];
 };
 
 int fg_copy_check(plugin_handle h, gfal2_context_t ctx, const char *src,
@@ -110,7 +112,7 @@ static void monitor(struct copy *cp, uint64_t bytes, double elapsed,
 	plugin_trigger_monitor(cp->params, &cp->st, cp->src_url, cp->dst_url);
 }
 
-static void on_marker(const struct ferry__marker *mk, void *arg)
+static void on_marker(const struct ferry_marker *mk, void *arg)
 {
 	monitor(arg, mk->bytes, mk->elapsed, mk->rate);
 }
@@ -214,8 +216,8 @@ static int read_urls(struct copy *cp, GError **err)
 /* The source: a regular file; its size for the progress. */
 static int check_source(struct copy *cp, GError **err)
 {
-	struct ferry__conn c;
-	struct ferry_rstat r;
+	struct ferry_remote *c;
+	struct ferry_remote_stat r;
 	char why[512] = "";
 	struct stat st;
 	int rc;
@@ -233,11 +235,11 @@ static int check_source(struct copy *cp, GError **err)
 	}
 	if (fg_connect(&cp->src, &cp->fo, &c, err))
 		return -1;
-	rc = ferry__remote_stat(&c, cp->src.path, &r, why, sizeof(why));
-	ferry__remote_close(&c);
+	rc = ferry_remote_stat(c, cp->src.path, &r, why, sizeof(why));
+	ferry_remote_close(c);
 	if (rc)
 		return fg_fail(err, rc, why);
-	if (r.type != FERRY_ENTRY_FILE)
+	if (r.type != FERRY_REMOTE_FILE)
 		return fg_failf(err, EISDIR, "source %s is not a regular file",
 				cp->src_url);
 	cp->size = r.size;
@@ -279,30 +281,30 @@ static int check_local_dest(struct copy *cp, GError **err)
  * ENOTSUP): then the copy's own overwrite policy (force or not) decides. */
 static int check_remote_dest(struct copy *cp, GError **err)
 {
-	struct ferry__conn c;
-	struct ferry_rstat r;
+	struct ferry_remote *c;
+	struct ferry_remote_stat r;
 	char why[512] = "";
 	int rc;
 
 	if (fg_connect(&cp->dst, &cp->fo, &c, err))
 		return -1;
-	rc = ferry__remote_stat(&c, cp->dst.path, &r, why, sizeof(why));
+	rc = ferry_remote_stat(c, cp->dst.path, &r, why, sizeof(why));
 	if (rc == 0) {
-		ferry__remote_close(&c);
-		return exists(cp, r.type == FERRY_ENTRY_DIR, err);
+		ferry_remote_close(c);
+		return exists(cp, r.type == FERRY_REMOTE_DIR, err);
 	}
 	if (rc != -ENOENT && rc != -EACCES && rc != -ENOTSUP) {
-		ferry__remote_close(&c);
+		ferry_remote_close(c);
 		return fg_fail(err, rc, why);
 	}
 	rc = 0;
 	if (cp->parent && strcmp(cp->dir, "/") != 0) {
-		rc = ferry__remote_mkdir(&c, cp->dir, 0755, true, why,
-					 sizeof(why));
+		rc = ferry_remote_mkdir(c, cp->dir, 0755, true, why,
+					sizeof(why));
 		if (rc == -EEXIST)
 			rc = 0;
 	}
-	ferry__remote_close(&c);
+	ferry_remote_close(c);
 	return rc ? fg_fail(err, rc, why) : 0;
 }
 
@@ -312,7 +314,7 @@ static int run(struct copy *cp, char *why, size_t whylen)
 {
 	char *srcv[1] = { cp->src_path };
 	char *namev[1] = { cp->name };
-	struct ferry__copy fc = {
+	struct ferry_copy fc = {
 		.n = 1,
 		.src = srcv,
 		.names = namev,
@@ -332,24 +334,24 @@ static int run(struct copy *cp, char *why, size_t whylen)
 		cp->fo.o.interval = 1.0;
 		cp->fo.o.on_interval = on_interval;
 		cp->fo.o.arg = cp;
-		rc = ferry__remote_push(cp->dst.host, cp->dst.port, &cp->fo.o,
-					&fc, rep, why, whylen);
+		rc = ferry_remote_push(cp->dst.host, cp->dst.port, &cp->fo.o,
+				       &fc, rep, why, whylen);
 		g_free(rep);
 		return rc;
 	case COPY_PULL:
-		return ferry__remote_pull(cp->src.host, cp->src.port, &cp->fo.o,
-					  &fc, why, whylen);
-	default:
-		return ferry__remote_tpc(cp->src.host, cp->src.port,
-					 cp->dst.host, cp->dst.port, &cp->fo.o,
+		return ferry_remote_pull(cp->src.host, cp->src.port, &cp->fo.o,
 					 &fc, why, whylen);
+	default:
+		return ferry_remote_tpc(cp->src.host, cp->src.port,
+					cp->dst.host, cp->dst.port, &cp->fo.o,
+					&fc, why, whylen);
 	}
 }
 
 /* Remove what the copy wrote (after a checksum the user rejects). */
 static void remove_dest(struct copy *cp)
 {
-	struct ferry__conn c;
+	struct ferry_remote *c;
 	char why[256];
 
 	if (cp->kind == COPY_PULL) {
@@ -357,24 +359,24 @@ static void remove_dest(struct copy *cp)
 		return;
 	}
 	if (fg_connect(&cp->dst, &cp->fo, &c, NULL) == 0) {
-		ferry__remote_unlink(&c, cp->dst.path, why, sizeof(why));
-		ferry__remote_close(&c);
+		ferry_remote_unlink(c, cp->dst.path, why, sizeof(why));
+		ferry_remote_close(c);
 	}
 }
 
 /* The destination's checksum, read back from its daemon (RECHECK). */
 static int recheck(struct copy *cp, uint32_t want, GError **err)
 {
-	struct ferry__conn c;
+	struct ferry_remote *c;
 	char why[512] = "";
 	uint32_t got;
 	int rc;
 
 	if (fg_connect(&cp->dst, &cp->fo, &c, err))
 		return -1;
-	rc = ferry__remote_cksum(&c, cp->dst.path, cp->ck_kind, &got, why,
-				 sizeof(why));
-	ferry__remote_close(&c);
+	rc = ferry_remote_cksum(c, cp->dst.path, cp->ck_kind, &got, why,
+				sizeof(why));
+	ferry_remote_close(c);
 	if (rc)
 		return fg_fail(err, rc, why);
 	if (got != want)

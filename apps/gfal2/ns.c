@@ -12,7 +12,7 @@
 struct ns_call {
 	struct fg_url u;
 	struct fg_opts fo;
-	struct ferry__conn c;
+	struct ferry_remote *c;
 	char why[512];
 };
 
@@ -31,11 +31,11 @@ static struct ns_call *ns_open(plugin_handle h, const char *url, GError **err)
 
 static void ns_close(struct ns_call *nc)
 {
-	ferry__remote_close(&nc->c);
+	ferry_remote_close(nc->c);
 	g_free(nc);
 }
 
-/* rc from a ferry__remote_* call: 0, or -1 with err from its why. */
+/* rc from a ferry_remote_* call: 0, or -1 with err from its why. */
 static int ns_result(struct ns_call *nc, int rc, GError **err)
 {
 	if (rc)
@@ -44,7 +44,7 @@ static int ns_result(struct ns_call *nc, int rc, GError **err)
 	return rc ? -1 : 0;
 }
 
-void fg_rstat_to_stat(const struct ferry_rstat *r, struct stat *st)
+void fg_rstat_to_stat(const struct ferry_remote_stat *r, struct stat *st)
 {
 	int64_t s = r->mtime_ns / 1000000000, ns = r->mtime_ns % 1000000000;
 
@@ -54,9 +54,9 @@ void fg_rstat_to_stat(const struct ferry_rstat *r, struct stat *st)
 	}
 	memset(st, 0, sizeof(*st));
 	st->st_mode = r->mode & 07777;
-	if (r->type == FERRY_ENTRY_FILE)
+	if (r->type == FERRY_REMOTE_FILE)
 		st->st_mode |= S_IFREG;
-	else if (r->type == FERRY_ENTRY_DIR)
+	else if (r->type == FERRY_REMOTE_DIR)
 		st->st_mode |= S_IFDIR;
 	st->st_nlink = 1;
 	st->st_size = (off_t)r->size;
@@ -71,13 +71,13 @@ void fg_rstat_to_stat(const struct ferry_rstat *r, struct stat *st)
 int fg_stat(plugin_handle h, const char *url, struct stat *st, GError **err)
 {
 	struct ns_call *nc = ns_open(h, url, err);
-	struct ferry_rstat r;
+	struct ferry_remote_stat r;
 	int rc;
 
 	if (!nc)
 		return -1;
-	rc = ferry__remote_stat(&nc->c, nc->u.path, &r, nc->why,
-				sizeof(nc->why));
+	rc = ferry_remote_stat(nc->c, nc->u.path, &r, nc->why,
+			       sizeof(nc->why));
 	if (!rc)
 		fg_rstat_to_stat(&r, st);
 	return ns_result(nc, rc, err);
@@ -91,8 +91,8 @@ int fg_mkdirp(plugin_handle h, const char *url, mode_t mode,
 
 	if (!nc)
 		return -1;
-	rc = ferry__remote_mkdir(&nc->c, nc->u.path, (uint32_t)(mode & 07777),
-				 parents, nc->why, sizeof(nc->why));
+	rc = ferry_remote_mkdir(nc->c, nc->u.path, (uint32_t)(mode & 07777),
+				parents, nc->why, sizeof(nc->why));
 	return ns_result(nc, rc, err);
 }
 
@@ -103,8 +103,8 @@ int fg_unlink(plugin_handle h, const char *url, GError **err)
 
 	if (!nc)
 		return -1;
-	rc = ferry__remote_unlink(&nc->c, nc->u.path, nc->why,
-				  sizeof(nc->why));
+	rc = ferry_remote_unlink(nc->c, nc->u.path, nc->why,
+				 sizeof(nc->why));
 	return ns_result(nc, rc, err);
 }
 
@@ -115,7 +115,7 @@ int fg_rmdir(plugin_handle h, const char *url, GError **err)
 
 	if (!nc)
 		return -1;
-	rc = ferry__remote_rmdir(&nc->c, nc->u.path, nc->why, sizeof(nc->why));
+	rc = ferry_remote_rmdir(nc->c, nc->u.path, nc->why, sizeof(nc->why));
 	return ns_result(nc, rc, err);
 }
 
@@ -123,7 +123,7 @@ int fg_rmdir(plugin_handle h, const char *url, GError **err)
 
 struct dir_ent {
 	char *name;
-	struct ferry_rstat st;
+	struct ferry_remote_stat st;
 };
 
 struct dir_list {
@@ -132,7 +132,8 @@ struct dir_list {
 	struct dirent de;
 };
 
-static int dir_add(void *arg, const struct ferry_entry *e)
+static int dir_add(void *arg, const char *name,
+		   const struct ferry_remote_stat *st)
 {
 	struct dir_list *d = arg;
 
@@ -140,13 +141,8 @@ static int dir_add(void *arg, const struct ferry_entry *e)
 		d->cap = d->cap ? 2 * d->cap : 64;
 		d->e = g_renew(struct dir_ent, d->e, d->cap);
 	}
-	d->e[d->n].name = g_strdup(e->path);
-	d->e[d->n].st = (struct ferry_rstat){
-		.type = e->type,
-		.mode = e->mode,
-		.size = e->size,
-		.mtime_ns = e->mtime_ns,
-	};
+	d->e[d->n].name = g_strdup(name);
+	d->e[d->n].st = *st;
 	d->n++;
 	return 0;
 }
@@ -170,8 +166,8 @@ gfal_file_handle fg_opendir(plugin_handle h, const char *url, GError **err)
 	if (!nc)
 		return NULL;
 	d = g_new0(struct dir_list, 1);
-	rc = ferry__remote_list(&nc->c, nc->u.path, dir_add, d, nc->why,
-				sizeof(nc->why));
+	rc = ferry_remote_list(nc->c, nc->u.path, dir_add, d, nc->why,
+			       sizeof(nc->why));
 	if (ns_result(nc, rc, err)) {
 		dir_free(d);
 		return NULL;
@@ -199,8 +195,8 @@ static struct dir_ent *dir_next(gfal_file_handle fh, struct dirent **out,
 	d->de.d_ino = d->next + 1;
 	d->de.d_off = (off_t)(d->next + 1);
 	d->de.d_reclen = sizeof(d->de);
-	d->de.d_type = e->st.type == FERRY_ENTRY_FILE ? DT_REG :
-		       e->st.type == FERRY_ENTRY_DIR ? DT_DIR : DT_UNKNOWN;
+	d->de.d_type = e->st.type == FERRY_REMOTE_FILE ? DT_REG :
+		       e->st.type == FERRY_REMOTE_DIR ? DT_DIR : DT_UNKNOWN;
 	strcpy(d->de.d_name, e->name);
 	d->next++;
 	*out = &d->de;
@@ -245,7 +241,7 @@ int fg_checksum(plugin_handle h, const char *url, const char *type,
 		GError **err)
 {
 	enum ferry_cksum kind = fg_cksum_kind(type);
-	struct ferry_rstat r;
+	struct ferry_remote_stat r;
 	struct ns_call *nc;
 	uint32_t value;
 	int rc;
@@ -265,8 +261,8 @@ int fg_checksum(plugin_handle h, const char *url, const char *type,
 	if (!nc)
 		return -1;
 	if (length != 0) { /* a length is fine if it is the whole file */
-		rc = ferry__remote_stat(&nc->c, nc->u.path, &r, nc->why,
-					sizeof(nc->why));
+		rc = ferry_remote_stat(nc->c, nc->u.path, &r, nc->why,
+				       sizeof(nc->why));
 		if (rc)
 			return ns_result(nc, rc, err);
 		if (r.size != length) {
@@ -276,8 +272,8 @@ int fg_checksum(plugin_handle h, const char *url, const char *type,
 					length, (unsigned long long)r.size);
 		}
 	}
-	rc = ferry__remote_cksum(&nc->c, nc->u.path, kind, &value, nc->why,
-				 sizeof(nc->why));
+	rc = ferry_remote_cksum(nc->c, nc->u.path, kind, &value, nc->why,
+				sizeof(nc->why));
 	if (!rc)
 		snprintf(buf, buflen, "%08x", value);
 	return ns_result(nc, rc, err);

@@ -130,9 +130,9 @@ int fg_url_parse(const char *url, struct fg_url *u, GError **err)
 	char why[256] = "";
 	int rc;
 
-	rc = ferry__url_parse(url, u->host, sizeof(u->host), u->port,
-			      sizeof(u->port), u->path, sizeof(u->path), why,
-			      sizeof(why));
+	rc = ferry_url_parse(url, u->host, sizeof(u->host), u->port,
+			     sizeof(u->port), u->path, sizeof(u->path), why,
+			     sizeof(why));
 	if (rc == 1)
 		return fg_failf(err, EINVAL, "%s is not a ferry:// URL", url);
 	if (rc)
@@ -252,12 +252,12 @@ int fg_opts_load(struct fg_plugin *p, struct fg_opts *fo, GError **err)
 }
 
 int fg_connect(const struct fg_url *u, const struct fg_opts *fo,
-	       struct ferry__conn *c, GError **err)
+	       struct ferry_remote **c, GError **err)
 {
 	char why[512] = "";
 	int rc;
 
-	rc = ferry__remote_open(u->host, u->port, &fo->o, c, why, sizeof(why));
+	rc = ferry_remote_open(u->host, u->port, &fo->o, c, why, sizeof(why));
 	if (rc)
 		return fg_fail(err, rc, why);
 	return 0;

@@ -8,7 +8,7 @@
  *             third-party copy (ferry -> ferry)
  *
  * Every operation opens its own authenticated connection to the daemon
- * (lib/core/remote.h) and closes it before it returns; the plugin keeps no
+ * (ferry/remote.h) and closes it before it returns; the plugin keeps no
  * connection and no key between calls, so a changed key file or
  * environment takes effect on the next call.
  *
@@ -19,15 +19,16 @@
 #ifndef FERRY_GFAL2_PLUGIN_H
 #define FERRY_GFAL2_PLUGIN_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <gfal_plugins_api.h>
 
-#include "core/remote.h"
 #include "ferry/error.h"
 #include "ferry/files.h"
 #include "ferry/key.h"
+#include "ferry/remote.h"
 #include "ferry/session.h"
 
 #define FG_NAME "ferry"
@@ -45,9 +46,9 @@ struct fg_plugin {
 /* A ferry:// URL taken apart. path is export-relative: it starts with
  * '/', has no repeated '/' and no trailing '/' (except "/" itself). */
 struct fg_url {
-	char host[FERRY_PUSH_HOST_MAX + 1];
-	char port[FERRY_PUSH_PORT_MAX + 1];
-	char path[FERRY_PATH_MAX];
+	char host[FERRY_URL_HOST_MAX + 1];
+	char port[FERRY_URL_PORT_MAX + 1];
+	char path[FERRY_URL_PATH_MAX + 1];
 };
 
 /* The client's options for one operation: the [FERRY] section of the
@@ -56,9 +57,9 @@ struct fg_url {
 struct fg_opts {
 	struct ferry_opts o;
 	struct ferry_key key;
-	char key_path[FERRY_PATH_MAX];
-	char key_name[FERRY_KEYNAME_MAX + 1];
-	char transport[FERRY_PUSH_XPORT_MAX + 1];
+	char key_path[PATH_MAX];
+	char key_name[FERRY_KEY_NAME_MAX + 1];
+	char transport[FERRY_REMOTE_XPORT_MAX + 1];
 	bool recheck; /* CHECKSUM_RECHECK: ask the destination afterwards */
 };
 
@@ -85,7 +86,7 @@ int fg_opts_load(struct fg_plugin *p, struct fg_opts *fo, GError **err);
 /* Open an authenticated connection to u's daemon with fo's key. Returns 0
  * or -1 with err. */
 int fg_connect(const struct fg_url *u, const struct fg_opts *fo,
-	       struct ferry__conn *c, GError **err);
+	       struct ferry_remote **c, GError **err);
 
 /* The errno gfal2 should see for ferr (0, -errno or -FERRY_E*). */
 int fg_errno(int ferr);
@@ -121,7 +122,7 @@ int fg_checksum(plugin_handle h, const char *url, const char *type,
 		GError **err);
 
 /* Fill st from a daemon's answer. */
-void fg_rstat_to_stat(const struct ferry_rstat *r, struct stat *st);
+void fg_rstat_to_stat(const struct ferry_remote_stat *r, struct stat *st);
 
 /* Copies (copy.c). */
 int fg_copy_check(plugin_handle h, gfal2_context_t ctx, const char *src,

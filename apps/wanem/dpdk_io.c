@@ -18,8 +18,8 @@
 #include <rte_mbuf.h>
 
 #include "dpdk_io.h"
+#include "ferry/args.h"
 #include "report.h"
-#include "util/args.h"
 
 #define MAX_ARGS 64
 #define BURST 32
@@ -113,7 +113,7 @@ static int eal_start(const char *dpdk, char *why, size_t len)
 	if (!copy)
 		return -ENOMEM;
 	argv[0] = "ferry-wanem";
-	argc = ferry__split_args(copy, argv, MAX_ARGS + 1, 1);
+	argc = ferry_split_args(copy, argv, MAX_ARGS + 1, 1);
 	if (argc < 0) {
 		snprintf(why, len, "--dpdk has more than %d words", MAX_ARGS);
 		return -E2BIG;

@@ -10,6 +10,9 @@
 #include <stdint.h>
 
 #define FERRY_KEY_LEN 32
+/* A key's name (ferry_opts.key_name, the daemon's exports): 1 to
+ * FERRY_KEY_NAME_MAX of [A-Za-z0-9._:-]. */
+#define FERRY_KEY_NAME_MAX 64
 
 struct ferry_key {
 	uint8_t bytes[FERRY_KEY_LEN];

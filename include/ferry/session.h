@@ -16,6 +16,7 @@
 
 #include "ferry/key.h"
 #include "ferry/stats.h"
+#include "ferry/xport.h"
 
 #define FERRY_DEFAULT_PORT "7471"
 #define FERRY_DEFAULT_STREAMS 4
@@ -58,7 +59,8 @@ const char *ferry_fsync_name(int mode);
 int ferry_fsync_parse(const char *name);
 
 struct ferry_opts {
-	const char *transport; /* "auto", "tcp", "uroce", "verbs" */
+	const char *transport; /* "auto", or a transport's name
+				  (ferry_xport_list) */
 	unsigned streams;      /* streams / queue pairs */
 	uint64_t chunk_size;   /* payload bytes per chunk (slot) */
 	unsigned slots;        /* ring slots; split evenly over streams */
@@ -69,8 +71,11 @@ struct ferry_opts {
 	const char *cpulist;   /* pin workers here; NULL: the NIC's node */
 	int numa_node;         /* bind memory here; -1: the NIC's node */
 	int timeout_ms;        /* handshake, connect, and stall limit */
-	size_t sockbuf;        /* tcp socket buffers; 0: kernel autotuning */
 	int poll_mode;         /* enum ferry_poll_mode; 0: the transport's */
+	struct ferry_xport_conf xport; /* each transport's own settings
+					  (socket buffers, DPDK arguments,
+					  device...): ferry_xport_conf_init's
+					  defaults, then the app's options */
 	uint64_t max_mem;      /* receiver: largest ring it will allocate */
 	const char *dir;       /* receiver: where file sessions land; NULL:
 				  bench sessions only */
@@ -89,11 +94,13 @@ struct ferry_opts {
 				  the same send resumes. NULL: never */
 };
 
-/* Fill o with the defaults above. */
+/* Fill o with the defaults above (o->xport: ferry_xport_conf_init). */
 void ferry_opts_init(struct ferry_opts *o);
 
 /* Check o's values. Returns 0 or -EINVAL with why naming the bad value
- * and its allowed range. */
+ * and its allowed range; or -FERRY_ENOXPORT when o->transport is not in
+ * this build or not usable here with o->xport (each transport is probed
+ * once), why naming the ones that are. */
 int ferry_opts_check(const struct ferry_opts *o, char *why, size_t whylen);
 
 /* What to send in a memory-to-memory run: for seconds, or bytes (whichever

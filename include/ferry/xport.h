@@ -1,4 +1,4 @@
-/* The transport interface: what the pipeline asks of verbs, uroce and tcp.
+/* The transport interface: what the pipeline asks of a transport.
  *
  * A transport moves two things between two hosts over n_ep endpoints (RC
  * queue pairs, or TCP streams): one-sided writes with immediate data into
@@ -16,6 +16,7 @@
 #ifndef FERRY_XPORT_H
 #define FERRY_XPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -80,6 +81,58 @@ enum ferry_wire {
 	FERRY_WIRE_MAX = 1,
 };
 
+/* Each transport's own settings: one typed block per transport, all in
+ * struct ferry_xport_conf. ferry_xport_conf_init fills the defaults (the
+ * environment variables named below, else the built-in values); an app
+ * then sets what its options say. Strings are borrowed: they must stay
+ * valid while sessions use the block. A transport reads its own block,
+ * no other. */
+struct ferry_tcp_conf {
+	size_t sockbuf;        /* socket buffer bytes per stream (up to
+				  1 GiB); 0: kernel autotuning */
+};
+
+struct ferry_uroce_conf {
+	const char *eal;       /* DPDK EAL arguments, one string split into
+				  words as a shell would (FERRY_DPDK);
+				  NULL or "": uroce is not usable. Read once:
+				  the EAL starts once per process */
+	const char *ip;        /* this end's IPv4 in the frames
+				  (FERRY_UROCE_IP); NULL or "": the address
+				  of the port's kernel interface */
+	unsigned mtu;          /* cap on the path MTU, 256 .. 4096
+				  (FERRY_UROCE_MTU); 0: what the port
+				  carries */
+	unsigned window;       /* packets in flight per queue pair, 16 ..
+				  1024 (FERRY_UROCE_WINDOW); 0: from the
+				  peer's receive ring */
+	bool tx_copy;          /* copy every frame into an mbuf instead of
+				  zero-copy transmit (FERRY_UROCE_TX=copy) */
+};
+
+struct ferry_verbs_conf {
+	const char *device;    /* RDMA device (mlx5_1) or netdev (eth1)
+				  (FERRY_VERBS_DEVICE); NULL or "": the one
+				  on the route to the peer, else the only
+				  one */
+	double rtt_ms;         /* the round trip the ACK timeout plans for,
+				  0 .. 100000 ms (FERRY_VERBS_RTT_MS); < 0:
+				  the built-in WAN-sized default; anything
+				  else (NaN) is warned about and replaced by
+				  the default */
+};
+
+struct ferry_xport_conf {
+	struct ferry_tcp_conf tcp;
+	struct ferry_uroce_conf uroce;
+	struct ferry_verbs_conf verbs;
+};
+
+/* Fill c with the defaults: built-in values, overridden by the
+ * environment variables named in the blocks above where they are set
+ * (one place reads them: lib/xport/env.c). */
+void ferry_xport_conf_init(struct ferry_xport_conf *c);
+
 struct ferry_xport_attr {
 	unsigned n_ep;        /* endpoints (streams, QPs), >= 1 */
 	int timeout_ms;       /* connect/accept deadline; also how long a
@@ -88,7 +141,9 @@ struct ferry_xport_attr {
 	 * endpoints listen there. sender: the peer's control address. */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
-	size_t sockbuf;       /* tcp: socket buffer bytes; 0 = autotune */
+	/* every transport's settings; this one reads its own block. Kept
+	 * (not copied) until close. */
+	const struct ferry_xport_conf *conf;
 	int poll_mode;        /* FERRY_POLL_BUSY or _EVENT, one of the
 				 transport's poll_modes */
 	/* The peer runs another transport of this one's wire family
@@ -105,9 +160,11 @@ struct ferry_xport_ops {
 	size_t size;
 	const char *name;
 
-	/* Is the transport usable on this host? 0, or -FERRY_ENOXPORT with
-	 * why saying what is missing. Any thread; no side effects. */
-	int (*probe)(char *why, size_t whylen);
+	/* Is the transport usable on this host with the settings in conf?
+	 * 0, or -FERRY_ENOXPORT with why saying what is missing. Any thread;
+	 * no side effects. A session calls it once per transport. */
+	int (*probe)(const struct ferry_xport_conf *conf, char *why,
+		     size_t whylen);
 
 	/* Create the session's transport state. */
 	int (*open)(const struct ferry_xport_attr *attr,
@@ -194,12 +251,22 @@ struct ferry_xport_ops {
 	 * assume so). 0, or -FERRY_ENOXPORT with why (e.g. no RDMA device on
 	 * the route to the peer), so that `--transport auto` proposes only
 	 * transports that can open. Any thread; cheap and silent. */
-	int (*reach)(const struct sockaddr *peer, socklen_t peer_len,
+	int (*reach)(const struct ferry_xport_conf *conf,
+		     const struct sockaddr *peer, socklen_t peer_len,
 		     char *why, size_t whylen);
 
 	/* The wire family (enum ferry_wire). A transport of a family other
 	 * than FERRY_WIRE_OWN honours attr.family. */
 	unsigned wire;
+
+	/* How the control channel names it: one bit, fixed for every
+	 * version of ferry (peers compare them), one of bits 0-15.
+	 * The PROPOSE and ACCEPT masks are made of these. 0: a transport the
+	 * protocol does not know (it is never offered). */
+	uint32_t bit;
+	/* Preference: where a choice among several transports both hosts
+	 * have takes the lowest rank (the fastest, where it runs). */
+	unsigned rank;
 };
 
 /* Does ops (a table of ops->size bytes) have the optional op m? */
@@ -221,11 +288,11 @@ int ferry_xport_poll_mode(const struct ferry_xport_ops *ops, int want,
 /* "busy" or "event". */
 const char *ferry_poll_name(int mode);
 
-/* The transports this build has, NULL-terminated, in preference order. */
+/* The transports this build has, NULL-terminated, in preference order
+ * (their ranks). */
 const struct ferry_xport_ops *const *ferry_xport_list(void);
 
-/* Look a transport up by name ("tcp", "uroce", "verbs"); NULL if this
- * build does not have it. */
+/* Look a transport up by name; NULL if this build does not have it. */
 const struct ferry_xport_ops *ferry_xport_find(const char *name);
 
 #endif

@@ -63,7 +63,7 @@ enum ferry_msg_type {
 
 /* ferry_params.mode */
 /* What a session moves: memory (bench), files, or OSU-style messages
- * (`ferry bench --osu`, lib/core/osu.h). */
+ * (`ferry bench --osu`, lib/osu/osu.h). */
 enum { FERRY_MODE_BENCH = 1, FERRY_MODE_FILES = 2, FERRY_MODE_OSU = 3 };
 
 /* A key's name: 1 to FERRY_KEYNAME_MAX of [A-Za-z0-9._:-] (the exports

@@ -1,8 +1,8 @@
 #include <errno.h>
 
-#include "util/args.h"
+#include "ferry/args.h"
 
-int ferry__split_args(char *s, char **argv, int max, int argc)
+int ferry_split_args(char *s, char **argv, int max, int argc)
 {
 	while (*s) {
 		char *o, q = 0;

@@ -1,75 +1,101 @@
+/* The transport registry: the tables this build has, in preference
+ * order, and the names of every transport the control channel knows.
+ * Also the small helpers every caller of a table shares. */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "ferry/xport.h"
 #include "util/util.h"
 #include "xport/xport_ids.h"
 #include "xport/xport_int.h"
+#include "xport/tcp/tcp_id.h"
+#include "xport/uroce/uroce_id.h"
+#include "xport/verbs/verbs_id.h"
 
-static const struct ferry_xport_ops *const xports[] = {
+/* The registry: this build's tables (xport_list.h, from meson), put in
+ * preference order once. */
+static const struct ferry_xport_ops *xports[] = {
 #define FERRY__XPORT_ENTRY(sym) &sym,
 	FERRY__XPORTS(FERRY__XPORT_ENTRY)
 #undef FERRY__XPORT_ENTRY
 	NULL,
 };
+static pthread_once_t xports_once = PTHREAD_ONCE_INIT;
+
+static void by_rank(void)
+{
+	for (size_t i = 1; xports[i]; i++)
+		for (size_t j = i; j && ferry__xport_rank(xports[j]) <
+					ferry__xport_rank(xports[j - 1]);
+		     j--) {
+			const struct ferry_xport_ops *t = xports[j];
+
+			xports[j] = xports[j - 1];
+			xports[j - 1] = t;
+		}
+}
 
 const struct ferry_xport_ops *const *ferry_xport_list(void)
 {
+	pthread_once(&xports_once, by_rank);
 	return xports;
 }
 
 const struct ferry_xport_ops *ferry_xport_find(const char *name)
 {
-	for (size_t i = 0; xports[i]; i++)
-		if (strcmp(xports[i]->name, name) == 0)
-			return xports[i];
+	const struct ferry_xport_ops *const *l = ferry_xport_list();
+
+	for (size_t i = 0; l[i]; i++)
+		if (strcmp(l[i]->name, name) == 0)
+			return l[i];
 	return NULL;
 }
 
-/* Every transport the control protocol knows, built here or not. */
-static const struct {
-	const char *name;
-	uint32_t bit;
-	unsigned wire;
-} ids[] = {
-	{ "tcp", FERRY_XPORT_TCP, FERRY_WIRE_OWN },
-	{ "uroce", FERRY_XPORT_UROCE, FERRY_WIRE_ROCEV2 },
-	{ "verbs", FERRY_XPORT_VERBS, FERRY_WIRE_ROCEV2 },
+/* Every transport the control protocol knows, built here or not: a
+ * peer's choice is named even when this build lacks it. */
+static const struct ferry_xport_ops known[] = {
+	{ FERRY__VERBS_ID },
+	{ FERRY__UROCE_ID },
+	{ FERRY__TCP_ID },
 };
+
+#define HAS_FIELD(ops, f)                                                   \
+	((ops)->size >= offsetof(struct ferry_xport_ops, f) + sizeof((ops)->f))
 
 uint32_t ferry__xport_bit(const struct ferry_xport_ops *ops)
 {
-	for (size_t i = 0; i < FERRY__ARRAY_SIZE(ids); i++)
-		if (strcmp(ids[i].name, ops->name) == 0)
-			return ids[i].bit;
-	return 0;
+	return HAS_FIELD(ops, bit) ? ops->bit & FERRY_XPORT_IDS : 0;
+}
+
+unsigned ferry__xport_rank(const struct ferry_xport_ops *ops)
+{
+	return HAS_FIELD(ops, rank) ? ops->rank : UINT32_MAX;
 }
 
 const char *ferry__xport_bit_name(uint32_t mask)
 {
 	uint32_t low = mask & FERRY_XPORT_IDS & -(mask & FERRY_XPORT_IDS);
 
-	for (size_t i = 0; low && i < FERRY__ARRAY_SIZE(ids); i++)
-		if (ids[i].bit == low)
-			return ids[i].name;
+	for (size_t i = 0; low && i < FERRY__ARRAY_SIZE(known); i++)
+		if (known[i].bit == low)
+			return known[i].name;
 	return "?";
 }
 
 const char *ferry__xport_family_name(uint32_t mask, unsigned wire,
 				     uint32_t except)
 {
-	for (size_t i = 0; i < FERRY__ARRAY_SIZE(ids); i++)
-		if ((mask & ids[i].bit) && ids[i].bit != except &&
-		    ids[i].wire == wire)
-			return ids[i].name;
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(known); i++)
+		if ((mask & known[i].bit) && known[i].bit != except &&
+		    known[i].wire == wire)
+			return known[i].name;
 	return "?";
 }
 
 unsigned ferry_xport_wire(const struct ferry_xport_ops *ops)
 {
-	if (ops->size < offsetof(struct ferry_xport_ops, wire) +
-				sizeof(ops->wire) ||
-	    ops->wire > FERRY_WIRE_MAX)
+	if (!HAS_FIELD(ops, wire) || ops->wire > FERRY_WIRE_MAX)
 		return FERRY_WIRE_OWN;
 	return ops->wire;
 }

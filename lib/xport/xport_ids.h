@@ -1,12 +1,12 @@
 /* How the control channel names transports and wire families (internal).
  *
  * ferry_params.transports (PROPOSE: what the sender can use; ACCEPT: what
- * the receiver chose) is a mask. Bits 0-15 name transports, whatever this
- * build has: FERRY_XPORT_TCP, _UROCE, _VERBS. Bits 16-31 name wire
+ * the receiver chose) is a mask. Bits 0-15 name transports: each
+ * transport's ops.bit, whatever this build has. Bits 16-31 name wire
  * families (enum ferry_wire, family w at bit 15 + w): in PROPOSE, a family
  * whose shared endpoint description one of the sender's transports speaks;
  * in ACCEPT, set beside the receiver's transport when the sender is to use
- * another transport of that family (uroce against verbs). */
+ * another transport of that family. */
 #ifndef FERRY_XPORT_IDS_H
 #define FERRY_XPORT_IDS_H
 
@@ -14,15 +14,17 @@
 
 #include "ferry/xport.h"
 
-enum { FERRY_XPORT_TCP = 1, FERRY_XPORT_UROCE = 2, FERRY_XPORT_VERBS = 4 };
 #define FERRY_XPORT_IDS 0xffffu
 #define FERRY_XPORT_FAMILY(w) (1u << (15 + (w))) /* w >= 1 */
 #define FERRY_XPORT_FAMILIES (~FERRY_XPORT_IDS)
 
-/* ops' bit in the mask; 0 for a transport the protocol does not know. */
+/* ops' bit in the mask; 0 for a transport the protocol does not know (a
+ * table without the field). */
 uint32_t ferry__xport_bit(const struct ferry_xport_ops *ops);
-/* The name of the lowest transport bit in mask ("verbs"), even for a
- * transport this build lacks; "?" when it names none. */
+/* ops' preference rank; UINT32_MAX for a table without the field. */
+unsigned ferry__xport_rank(const struct ferry_xport_ops *ops);
+/* The name of the lowest transport bit in mask, even for a transport this
+ * build lacks (a peer's); "?" when it names none. */
 const char *ferry__xport_bit_name(uint32_t mask);
 /* The name of the first transport in mask, other than the one of bit
  * except, whose wire family is wire; "?" when none is. */

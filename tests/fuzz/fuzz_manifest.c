@@ -1,7 +1,7 @@
 /* libFuzzer target for what a receiver decodes from a sender before it
  * creates anything: manifest batches and relative paths
  * (lib/io/manifest.c), and the plan batches the sender decodes
- * (lib/core/files_plan.c).
+ * (lib/files/files_plan.c).
  *
  * Input: byte 0 is max_entries, byte 1 where the rest splits into two
  * manifest batches decoded one after the other into the same manifest;
@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz.h"
-#include "core/files.h"
 #include "ferry/error.h"
+#include "files/files.h"
+#include "fuzz.h"
 #include "io/manifest.h"
 
 /* The rules of io/manifest.h, written again without strchr/strnlen. */

@@ -16,7 +16,7 @@ import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# ---- manifest and plan batches (lib/io/manifest.h, lib/core/files.h) ----
+# ---- manifest and plan batches (lib/io/manifest.h, lib/files/files.h) ----
 FILE, DIR = 1, 2
 
 

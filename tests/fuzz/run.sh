@@ -51,7 +51,7 @@ sources() {
 	req) echo tests/fuzz/fuzz_req.c lib/ctrl/req.c lib/ctrl/codec.c \
 		lib/io/manifest.c lib/util/escape.c lib/util/path.c ;;
 	manifest) echo tests/fuzz/fuzz_manifest.c lib/io/manifest.c \
-		lib/core/files_plan.c lib/sum/sum.c lib/util/path.c ;;
+		lib/files/files_plan.c lib/sum/sum.c lib/util/path.c ;;
 	roce) echo tests/fuzz/fuzz_roce.c $u/wire.c $u/icrc.c $u/rc_qp.c \
 		$u/rc_req.c $u/rc_resp.c $u/rc_comp.c \
 		$r/decode.c $r/ibop.c $r/mad.c ;;

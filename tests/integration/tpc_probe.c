@@ -20,22 +20,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/remote.h"
+#include "daemon/remote.h"
 #include "ferry/error.h"
 
 static int token(const char *host, const char *port,
-		 const struct ferry_opts *o, struct ferry__copy *cp,
+		 const struct ferry_opts *o, struct ferry_copy *cp,
 		 uint64_t size, unsigned ttl, char *name, struct ferry_key *k)
 {
-	struct ferry__conn c;
+	struct ferry_remote c;
 	char why[512] = "";
 	uint64_t expiry;
-	int err = ferry__remote_open(host, port, o, &c, why, sizeof(why));
+	int err = ferry__remote_connect(host, port, o, &c, why, sizeof(why));
 
 	if (!err)
 		err = ferry__remote_token(&c, cp, &size, ttl, name, k, &expiry,
 					  why, sizeof(why));
-	ferry__remote_close(&c);
+	ferry__remote_disconnect(&c);
 	if (err)
 		fprintf(stderr, "tpc_probe: token: %s\n", why);
 	return err;
@@ -43,17 +43,17 @@ static int token(const char *host, const char *port,
 
 static int push(const char *host, const char *port, const char *dhost,
 		const char *dport, const struct ferry_opts *o,
-		const struct ferry__copy *cp, const char *name,
+		const struct ferry_copy *cp, const char *name,
 		const struct ferry_key *k, bool show)
 {
-	struct ferry__conn c;
+	struct ferry_remote c;
 	char why[512] = "";
-	int err = ferry__remote_open(host, port, o, &c, why, sizeof(why));
+	int err = ferry__remote_connect(host, port, o, &c, why, sizeof(why));
 
 	if (!err)
 		err = ferry__remote_push_req(&c, dhost, dport, o, name, k, cp,
 					     why, sizeof(why));
-	ferry__remote_close(&c);
+	ferry__remote_disconnect(&c);
 	if (show) {
 		if (err)
 			printf("refused: %s (%s)\n", why, ferry_strerror(err));
@@ -67,14 +67,14 @@ int main(int argc, char **argv)
 {
 	struct ferry_opts o;
 	struct ferry_key key, k;
-	struct ferry__conn c;
-	struct ferry_rstat st;
+	struct ferry_remote c;
+	struct ferry_remote_stat st;
 	char why[512] = "", name[FERRY_KEYNAME_MAX + 1], dest2[4200];
 	char other[4200];
 	const char *mode, *kp = getenv("FERRY_KEY");
 	char *src[1], *names[1], *names2[1];
-	struct ferry__copy cp = { .n = 1, .cksum = FERRY_CKSUM_ADLER32 };
-	struct ferry__copy cp2;
+	struct ferry_copy cp = { .n = 1, .cksum = FERRY_CKSUM_ADLER32 };
+	struct ferry_copy cp2;
 	uint64_t size;
 	int err;
 
@@ -96,10 +96,10 @@ int main(int argc, char **argv)
 	cp.src = src;
 	cp.names = names;
 	cp.dest = argv[7];
-	err = ferry__remote_open(argv[2], argv[3], &o, &c, why, sizeof(why));
+	err = ferry__remote_connect(argv[2], argv[3], &o, &c, why, sizeof(why));
 	if (!err)
-		err = ferry__remote_stat(&c, argv[6], &st, why, sizeof(why));
-	ferry__remote_close(&c);
+		err = ferry_remote_stat(&c, argv[6], &st, why, sizeof(why));
+	ferry__remote_disconnect(&c);
 	if (err) {
 		fprintf(stderr, "tpc_probe: stat %s: %s\n", argv[6], why);
 		return 2;

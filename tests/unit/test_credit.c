@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/credit.h"
 #include "cu.h"
 #include "ferry/error.h"
+#include "pipe/credit.h"
 
 /* A credit message built by hand, so malformed ones can be made too. */
 static void make_msg(uint8_t *m, uint32_t type, uint64_t total)

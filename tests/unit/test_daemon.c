@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/daemon.h"
-#include "core/tokens.h"
 #include "ctrl/req.h"
 #include "cu.h"
+#include "daemon/daemon.h"
+#include "daemon/tokens.h"
 #include "ferry/error.h"
 #include "ferry/files.h"
 

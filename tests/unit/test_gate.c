@@ -1,4 +1,4 @@
-/* The handshake gate (lib/core/gate.c): which connection makes room. */
+/* The handshake gate (lib/daemon/gate.c): which connection makes room. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cu.h"
-#include "core/gate.h"
+#include "daemon/gate.h"
 #include "ferry/error.h"
 #include "ferry/session.h"
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/osu.h"
 #include "cu.h"
 #include "ferry/error.h"
 #include "ferry/session.h"
+#include "osu/osu.h"
 
 static void test_sizes_ranges(void)
 {

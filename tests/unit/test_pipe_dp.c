@@ -1,4 +1,4 @@
-/* The sender's stream worker (lib/core/pipe_dp.c) against a slow fake
+/* The sender's stream worker (lib/pipe/pipe_dp.c) against a slow fake
  * link: its waits for the receiver (a stall for credits, the final drain)
  * give up only when nothing has moved for the session timeout, however
  * long the whole wait takes; a peer that goes silent still ends the
@@ -12,11 +12,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/credit.h"
-#include "core/pipe.h"
 #include "cu.h"
 #include "ferry/chunk.h"
 #include "ferry/error.h"
+#include "pipe/credit.h"
+#include "pipe/pipe.h"
 #include "util/util.h"
 
 #define DEPTH 8

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/files.h"
 #include "ctrl/msg.h"
 #include "cu.h"
 #include "ferry/error.h"
+#include "files/files.h"
 
 struct collect {
 	struct ferry__plan_entry e[16];

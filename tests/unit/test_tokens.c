@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/tokens.h"
 #include "cu.h"
+#include "daemon/tokens.h"
 #include "ferry/error.h"
 
 #define MiB (1024ull * 1024)

@@ -550,9 +550,13 @@ static void test_memlock(void)
 						   NULL, 0), -ENOMEM);
 }
 
+/* The transports' settings: the defaults (no device named). */
+static struct ferry_xport_conf conf = { .verbs.rtt_ms = -1 };
+
 /* Run fn with stdout and stderr sent to a file; how many bytes it wrote. */
-static long quiet_bytes(int (*fn)(char *, size_t), char *why, size_t len,
-			int *ret)
+static long quiet_bytes(int (*fn)(const struct ferry_xport_conf *, char *,
+				  size_t),
+			char *why, size_t len, int *ret)
 {
 	char path[] = "/tmp/ferry-verbs-probe.XXXXXX";
 	int fd = mkstemp(path), o1 = dup(1), o2 = dup(2);
@@ -562,7 +566,7 @@ static long quiet_bytes(int (*fn)(char *, size_t), char *why, size_t len,
 	fflush(stderr);
 	dup2(fd, 1);
 	dup2(fd, 2);
-	*ret = fn(why, len);
+	*ret = fn(&conf, why, len);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(o1, 1);
@@ -587,7 +591,7 @@ static void test_probe_here(void)
 		CU_ASSERT_EQUAL(r, -FERRY_ENOXPORT);
 		CU_ASSERT_STRING_EQUAL(why,
 				       "no RDMA device (ibv_get_device_list found none)");
-		CU_ASSERT_EQUAL(ferry__xport_verbs.probe(NULL, 0),
+		CU_ASSERT_EQUAL(ferry__xport_verbs.probe(&conf, NULL, 0),
 				-FERRY_ENOXPORT);
 	} else {
 		/* a device: usable, or a reason (rdma_ucm missing) */
@@ -1007,13 +1011,13 @@ static void test_ops_table(void)
 
 static void test_open_here(void)
 {
-	struct ferry_xport_attr a = { .n_ep = 1, .timeout_ms = 1000 };
+	struct ferry_xport_attr a = { .n_ep = 1, .timeout_ms = 1000,
+				      .conf = &conf };
 	struct sockaddr_in *sin = (struct sockaddr_in *)&a.addr;
 	struct ferry_xport *x = NULL;
 	char why[256] = "";
 	int r;
 
-	unsetenv("FERRY_VERBS_DEVICE");
 	a.n_ep = 0;
 	CU_ASSERT_EQUAL(ferry__xport_verbs.open(&a, &x, why, sizeof(why)),
 			-EINVAL);

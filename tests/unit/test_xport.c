@@ -8,13 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/pipe.h"
 #include "cu.h"
 #include "ferry/error.h"
+#include "pipe/pipe.h"
 #include "xport/rocev2.h"
 #include "xport/xport_ids.h"
 
 #define FAM FERRY_XPORT_FAMILY(FERRY_WIRE_ROCEV2)
+/* The bits peers of every version put on the wire: the tables must keep
+ * them. */
+#define FERRY_XPORT_TCP 1u
+#define FERRY_XPORT_UROCE 2u
+#define FERRY_XPORT_VERBS 4u
+
+/* The transports' settings, as a session would pass them. */
+static struct ferry_xport_conf conf;
 
 static void sample(struct ferry__rocev2_ep *e, uint8_t role, unsigned n)
 {
@@ -209,15 +217,29 @@ static void test_ids(void)
 	CU_ASSERT_STRING_EQUAL(ferry__xport_family_name(FERRY_XPORT_TCP,
 							FERRY_WIRE_ROCEV2, 0),
 			       "?");
-	/* every transport of this build has a bit; tcp speaks only to tcp,
-	 * the RDMA ones are RoCEv2; a table without the field is its own */
-	for (; *l; l++) {
-		unsigned w = ferry_xport_wire(*l);
+	/* every transport of this build has its wire bit, and the list is in
+	 * rank order; tcp speaks only to tcp, the RDMA ones are RoCEv2; a
+	 * table without the field is its own */
+	for (size_t i = 0; l[i]; i++) {
+		unsigned w = ferry_xport_wire(l[i]);
+		uint32_t bit = ferry__xport_bit(l[i]);
 
-		CU_ASSERT(ferry__xport_bit(*l) != 0);
-		CU_ASSERT_EQUAL(w, strcmp((*l)->name, "tcp") ? FERRY_WIRE_ROCEV2 :
+		CU_ASSERT(bit != 0 && (bit & (bit - 1)) == 0);
+		CU_ASSERT_STRING_EQUAL(ferry__xport_bit_name(bit), l[i]->name);
+		CU_ASSERT_EQUAL(bit, !strcmp(l[i]->name, "tcp") ? FERRY_XPORT_TCP :
+				     !strcmp(l[i]->name, "uroce") ? FERRY_XPORT_UROCE :
+				     FERRY_XPORT_VERBS);
+		CU_ASSERT_EQUAL(w, strcmp(l[i]->name, "tcp") ? FERRY_WIRE_ROCEV2 :
 							       FERRY_WIRE_OWN);
+		if (i)
+			CU_ASSERT(ferry__xport_rank(l[i - 1]) <
+				  ferry__xport_rank(l[i]));
 	}
+	/* the preference of every build: verbs, uroce, tcp */
+	CU_ASSERT_STRING_EQUAL(l[0]->name, ferry_xport_find("verbs") ? "verbs" :
+					   ferry_xport_find("uroce") ? "uroce" :
+					   "tcp");
+	CU_ASSERT_EQUAL(ferry__xport_rank(&old), UINT32_MAX);
 	CU_ASSERT_EQUAL(ferry_xport_wire(&old), FERRY_WIRE_OWN);
 	CU_ASSERT_STRING_EQUAL(ferry_wire_name(FERRY_WIRE_ROCEV2), "RoCEv2");
 }
@@ -227,7 +249,64 @@ static bool usable(const char *name)
 {
 	const struct ferry_xport_ops *x = ferry_xport_find(name);
 
-	return x && x->probe(NULL, 0) == 0;
+	return x && x->probe(&conf, NULL, 0) == 0;
+}
+
+/* One session's steps, each after its own scan of this host. */
+static uint32_t offer(const char *want, const struct sockaddr *sa,
+		      socklen_t len)
+{
+	struct ferry__xscan s = { 0 };
+
+	if (ferry__xport_scan(want, &conf, &s, NULL, 0))
+		return 0;
+	return ferry__xport_offer(&s, sa, len);
+}
+
+static int choose(const char *want, uint32_t off, uint32_t skip,
+		  const struct sockaddr *sa, socklen_t len,
+		  struct ferry__xpick *p, char *why, size_t whylen)
+{
+	struct ferry__xscan s = { 0 };
+	int err = ferry__xport_scan(want, &conf, &s, why, whylen);
+
+	return err ? err : ferry__xport_choose(&s, off, skip, sa, len, p, why,
+					       whylen);
+}
+
+static int follow(const char *want, uint32_t chosen, const struct sockaddr *sa,
+		  socklen_t len, struct ferry__xpick *p, char *why,
+		  size_t whylen)
+{
+	struct ferry__xscan s = { 0 };
+	int err = ferry__xport_scan(want, &conf, &s, why, whylen);
+
+	return err ? err : ferry__xport_follow(&s, chosen, sa, len, p, why,
+					       whylen);
+}
+
+/* A named transport is checked once, with the reasons */
+static void test_scan(void)
+{
+	struct ferry__xscan s = { .duplex = true };
+	char why[200];
+
+	conf.uroce.eal = NULL;
+	CU_ASSERT_EQUAL(ferry__xport_scan("auto", &conf, &s, why, sizeof(why)),
+			0);
+	CU_ASSERT(s.duplex && !s.want && (s.usable & FERRY_XPORT_TCP));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s.have, "tcp"));
+	CU_ASSERT_EQUAL(ferry__xport_scan("tcp", &conf, &s, why, sizeof(why)),
+			0);
+	CU_ASSERT(s.want == ferry_xport_find("tcp"));
+	CU_ASSERT_EQUAL(ferry__xport_scan("nope", &conf, &s, why, sizeof(why)),
+			-FERRY_ENOXPORT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "transport 'nope' is not in this build; usable here: "));
+	if (!ferry_xport_find("uroce"))
+		return;
+	CU_ASSERT_EQUAL(ferry__xport_scan("uroce", &conf, &s, why, sizeof(why)),
+			-FERRY_ENOXPORT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "transport uroce is not usable here: uroce needs DPDK EAL arguments: give --dpdk"));
 }
 
 /* The choice, on a host where tcp and (with FERRY_DPDK set) uroce are
@@ -240,13 +319,13 @@ static void test_choice(void)
 	struct ferry__xpick p;
 	char why[200];
 
-	unsetenv("FERRY_DPDK");
+	conf.uroce.eal = NULL;
 	if (usable("verbs") || usable("uroce"))
 		return; /* an RDMA host: the guest tests cover it */
-	CU_ASSERT_EQUAL(ferry__xport_offer("auto", sa, sizeof(lo)),
+	CU_ASSERT_EQUAL(offer("auto", sa, sizeof(lo)),
 			FERRY_XPORT_TCP);
-	CU_ASSERT_EQUAL(ferry__xport_offer("uroce", sa, sizeof(lo)), 0);
-	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_VERBS | FAM |
+	CU_ASSERT_EQUAL(offer("uroce", sa, sizeof(lo)), 0);
+	CU_ASSERT_EQUAL(choose("auto", FERRY_XPORT_VERBS | FAM |
 						    FERRY_XPORT_TCP,
 					    0, sa, sizeof(lo), &p, why,
 					    sizeof(why)), 0);
@@ -255,16 +334,16 @@ static void test_choice(void)
 	if (!ferry_xport_find("uroce"))
 		return; /* a build without DPDK */
 
-	setenv("FERRY_DPDK", "--vdev=net_null0", 1);
-	CU_ASSERT_EQUAL(ferry__xport_offer("auto", sa, sizeof(lo)),
+	conf.uroce.eal = "--vdev=net_null0";
+	CU_ASSERT_EQUAL(offer("auto", sa, sizeof(lo)),
 			FERRY_XPORT_UROCE | FERRY_XPORT_TCP | FAM);
-	CU_ASSERT_EQUAL(ferry__xport_offer("uroce", sa, sizeof(lo)),
+	CU_ASSERT_EQUAL(offer("uroce", sa, sizeof(lo)),
 			FERRY_XPORT_UROCE | FAM);
-	CU_ASSERT_EQUAL(ferry__xport_offer("tcp", sa, sizeof(lo)),
+	CU_ASSERT_EQUAL(offer("tcp", sa, sizeof(lo)),
 			FERRY_XPORT_TCP);
 
 	/* receiver: the same transport when the sender has it ... */
-	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_UROCE | FAM |
+	CU_ASSERT_EQUAL(choose("auto", FERRY_XPORT_UROCE | FAM |
 						    FERRY_XPORT_VERBS,
 					    0, sa, sizeof(lo), &p, why,
 					    sizeof(why)), 0);
@@ -272,7 +351,7 @@ static void test_choice(void)
 	CU_ASSERT_STRING_EQUAL(p.peer, "uroce");
 	CU_ASSERT_EQUAL(ferry__xport_answer(&p), FERRY_XPORT_UROCE);
 	/* ... else one of the family the sender offered, before tcp */
-	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_VERBS | FAM |
+	CU_ASSERT_EQUAL(choose("auto", FERRY_XPORT_VERBS | FAM |
 						    FERRY_XPORT_TCP,
 					    0, sa, sizeof(lo), &p, why,
 					    sizeof(why)), 0);
@@ -280,51 +359,51 @@ static void test_choice(void)
 	CU_ASSERT_STRING_EQUAL(p.peer, "verbs");
 	CU_ASSERT_EQUAL(ferry__xport_answer(&p), FERRY_XPORT_UROCE | FAM);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "auto picked uroce: the sender offered verbs, the same wire (RoCEv2)"));
-	CU_ASSERT_EQUAL(ferry__xport_choose("uroce", FERRY_XPORT_VERBS | FAM,
+	CU_ASSERT_EQUAL(choose("uroce", FERRY_XPORT_VERBS | FAM,
 					    0, sa, sizeof(lo), &p, why,
 					    sizeof(why)), 0);
 	CU_ASSERT_STRING_EQUAL(why, "uroce as asked; the sender offered verbs, the same wire (RoCEv2)");
 	/* a sender that cannot pair (an older one): tcp, or nothing */
-	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_VERBS |
+	CU_ASSERT_EQUAL(choose("auto", FERRY_XPORT_VERBS |
 						    FERRY_XPORT_TCP,
 					    0, sa, sizeof(lo), &p, why,
 					    sizeof(why)), 0);
 	CU_ASSERT(p.ops == ferry_xport_find("tcp"));
-	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_VERBS, 0, sa,
+	CU_ASSERT_EQUAL(choose("auto", FERRY_XPORT_VERBS, 0, sa,
 					    sizeof(lo), &p, why, sizeof(why)),
 			-FERRY_ENOXPORT);
 	CU_ASSERT_STRING_EQUAL(why, "no transport is usable on both hosts");
-	CU_ASSERT_EQUAL(ferry__xport_choose("tcp", FERRY_XPORT_VERBS | FAM, 0,
+	CU_ASSERT_EQUAL(choose("tcp", FERRY_XPORT_VERBS | FAM, 0,
 					    sa, sizeof(lo), &p, why,
 					    sizeof(why)), -FERRY_ENOXPORT);
 	CU_ASSERT_STRING_EQUAL(why, "transport tcp is not usable on the peer");
 	/* one that failed to listen is passed by */
-	CU_ASSERT_EQUAL(ferry__xport_choose("auto", FERRY_XPORT_VERBS | FAM |
+	CU_ASSERT_EQUAL(choose("auto", FERRY_XPORT_VERBS | FAM |
 						    FERRY_XPORT_TCP,
 					    FERRY_XPORT_UROCE, sa, sizeof(lo),
 					    &p, why, sizeof(why)), 0);
 	CU_ASSERT(p.ops == ferry_xport_find("tcp"));
 
 	/* sender: follow the receiver */
-	CU_ASSERT_EQUAL(ferry__xport_follow("auto", FERRY_XPORT_UROCE, sa,
+	CU_ASSERT_EQUAL(follow("auto", FERRY_XPORT_UROCE, sa,
 					    sizeof(lo), &p, why, sizeof(why)),
 			0);
 	CU_ASSERT(p.ops == ferry_xport_find("uroce") && !p.family);
-	CU_ASSERT_EQUAL(ferry__xport_follow("auto", FERRY_XPORT_VERBS | FAM,
+	CU_ASSERT_EQUAL(follow("auto", FERRY_XPORT_VERBS | FAM,
 					    sa, sizeof(lo), &p, why,
 					    sizeof(why)), 0);
 	CU_ASSERT(p.ops == ferry_xport_find("uroce") && p.family);
 	CU_ASSERT_STRING_EQUAL(p.peer, "verbs");
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "auto picked uroce: the receiver chose verbs, the same wire (RoCEv2)"));
 	/* a pair needs another transport of the family here */
-	CU_ASSERT_EQUAL(ferry__xport_follow("auto", FERRY_XPORT_UROCE | FAM,
+	CU_ASSERT_EQUAL(follow("auto", FERRY_XPORT_UROCE | FAM,
 					    sa, sizeof(lo), &p, why,
 					    sizeof(why)), -FERRY_EPROTO);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "cannot pair"));
-	CU_ASSERT_EQUAL(ferry__xport_follow("tcp", FERRY_XPORT_UROCE, sa,
+	CU_ASSERT_EQUAL(follow("tcp", FERRY_XPORT_UROCE, sa,
 					    sizeof(lo), &p, why, sizeof(why)),
 			-FERRY_EPROTO);
-	unsetenv("FERRY_DPDK");
+	conf.uroce.eal = NULL;
 }
 
 int main(void)
@@ -334,9 +413,11 @@ int main(void)
 		{ "RoCEv2 description: malformed", test_rocev2_malformed },
 		{ "RoCEv2 description: path MTU", test_rocev2_mtu },
 		{ "transport bits and wire families", test_ids },
+		{ "each transport probed once, a named one checked", test_scan },
 		{ "the transport choice", test_choice },
 		CU_TEST_INFO_NULL,
 	};
 
+	ferry_xport_conf_init(&conf);
 	return ferry_cu_run("xport", tests);
 }

@@ -30,10 +30,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/session.h"
 #include "ctrl/msg.h"
 #include "ferry/chunk.h"
 #include "ferry/error.h"
+#include "pipe/session.h"
 #include "util/util.h"
 #include "xport/verbs/verbs.h"
 
@@ -60,8 +60,12 @@ static int session(const char *host, const char *port,
 		   struct ferry_report *rep, char *why, size_t whylen)
 {
 	struct ferry_xport_attr xa = { 0 };
+	struct ferry__xscan xs = { 0 };
 	int err;
 
+	err = ferry__opts_check(o, &xs, why, whylen);
+	if (err)
+		return err;
 	memset(p, 0, sizeof(*p));
 	p->role = FERRY__SENDER;
 	p->timeout_ms = o->timeout_ms;
@@ -70,10 +74,11 @@ static int session(const char *host, const char *port,
 	err = ferry__client_open(host, port, o, fd, &xa, rep, why, whylen);
 	if (err)
 		return err;
-	err = ferry__client_propose(*fd, o, &xa, FERRY_MODE_BENCH, CHUNK, why,
-				    whylen);
+	err = ferry__client_propose(*fd, o, &xa, &xs, FERRY_MODE_BENCH, CHUNK,
+				    why, whylen);
 	if (!err)
-		err = ferry__client_connect(p, *fd, o, &xa, rep, why, whylen);
+		err = ferry__client_connect(p, *fd, o, &xa, &xs, rep, why,
+					    whylen);
 	if (!err && strcmp(p->ops->name, "verbs") != 0) {
 		ferry__why(why, whylen, "the session runs over %s, not verbs",
 			   p->ops->name);

@@ -15,12 +15,15 @@
 #include "util/cursor.h"
 #include "util/util.h"
 #include "xport/tcp/tcp.h"
+#include "xport/tcp/tcp_id.h"
 
 #define BLOB_LEN (2 + 2 + FERRY__TCP_TOKEN)
 #define HELLO_LEN (FERRY__TCP_TOKEN + 4)
 
-static int tcp_probe(char *why, size_t whylen)
+static int tcp_probe(const struct ferry_xport_conf *conf, char *why,
+		     size_t whylen)
 {
+	(void)conf;
 	(void)why;
 	(void)whylen;
 	return 0; /* every host has TCP */
@@ -96,9 +99,9 @@ static void tune(struct ferry_xport *x, int fd, unsigned i)
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (x->attr.sockbuf) {
-		int want = x->attr.sockbuf > (size_t)1 << 30 ?
-				   1 << 30 : (int)x->attr.sockbuf;
+	if (x->sockbuf) {
+		int want = x->sockbuf > (size_t)1 << 30 ?
+				   1 << 30 : (int)x->sockbuf;
 		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want,
 			       sizeof(want)) < 0)
 			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want,
@@ -119,7 +122,7 @@ static void tune(struct ferry_xport *x, int fd, unsigned i)
 		ferry__log(FERRY_LOG_INFO,
 			   "tcp: %u stream(s); socket buffers %s: SO_SNDBUF %d, SO_RCVBUF %d bytes",
 			   x->n_ep,
-			   x->attr.sockbuf     ? "as asked" :
+			   x->sockbuf     ? "as asked" :
 			   x->auto_sndbuf ? "receive autotuned (starting), send sized for long paths" :
 						 "autotuned (starting)",
 			   snd, rcv);
@@ -130,7 +133,6 @@ static int tcp_open(const struct ferry_xport_attr *attr,
 		    struct ferry_xport **out, char *why, size_t whylen)
 {
 	struct ferry_xport *x;
-	const char *flip;
 
 	if (attr->n_ep == 0 || attr->n_ep > FERRY__TCP_MAX_EP) {
 		ferry__why(why, whylen, "tcp supports 1 to %d streams, not %u",
@@ -151,19 +153,10 @@ static int tcp_open(const struct ferry_xport_attr *attr,
 	x->attr = *attr;
 	x->n_ep = attr->n_ep;
 	x->lfd = -1;
-	x->auto_sndbuf = attr->sockbuf ? 0 : auto_sndbuf(attr->n_ep);
+	x->sockbuf = attr->conf->tcp.sockbuf;
+	x->auto_sndbuf = x->sockbuf ? 0 : auto_sndbuf(attr->n_ep);
 	atomic_init(&x->cancelled, false);
-	/* Fault hook for tests: flip one bit of the outgoing byte stream of
-	 * endpoint 0 at this offset (counted from the first frame; only
-	 * write payload bytes are flipped: an offset inside a frame header
-	 * or a small message never fires). Always compiled; off unless set. */
-	flip = getenv("FERRY_FAULT_TCP_FLIP_AT");
-	if (flip && *flip) {
-		x->fault_flip_at = strtoull(flip, NULL, 0) + 1;
-		ferry__log(FERRY_LOG_WARN,
-			   "tcp: fault hook on: flipping a bit at stream byte %s",
-			   flip);
-	}
+	ferry__tcp_fault_open(x);
 	*out = x;
 	return 0;
 }
@@ -397,7 +390,7 @@ static void tcp_close(struct ferry_xport *x)
 
 const struct ferry_xport_ops ferry__xport_tcp = {
 	.size = sizeof(struct ferry_xport_ops),
-	.name = "tcp",
+	FERRY__TCP_ID, /* name, control-channel bit, rank, wire */
 	.probe = tcp_probe,
 	.open = tcp_open,
 	.reg_mem = tcp_reg_mem,
@@ -415,5 +408,4 @@ const struct ferry_xport_ops ferry__xport_tcp = {
 		      FERRY_POLL_BIT(FERRY_POLL_EVENT),
 	.poll_default = FERRY_POLL_EVENT,
 	.duplex = tcp_duplex,
-	.wire = FERRY_WIRE_OWN, /* its own framing over TCP */
 };

@@ -52,9 +52,12 @@ struct ferry_xport {
 	uint8_t token[FERRY__TCP_TOKEN]; /* binds data streams to the session */
 	struct ferry_mr *ring;          /* where writes land: the receiver's
 					   ring; the sender's after duplex */
+	size_t sockbuf;                 /* asked for (conf.tcp); 0: none */
 	size_t auto_sndbuf;             /* 0: kernel autotuning */
 	atomic_bool cancelled;
-	uint64_t fault_flip_at;         /* FERRY_FAULT_TCP_FLIP_AT, 0 = off */
+	uint64_t fault_flip_at;         /* fault hook: flip at byte N - 1;
+					   0 = off (always, in builds
+					   without test hooks) */
 };
 
 /* Write the bytes of iov / read exactly len bytes. A stream that makes no
@@ -64,6 +67,21 @@ struct iovec;
 int ferry__tcp_writev_full(struct ferry_xport *x, int fd, struct iovec *iov,
 			   int iovcnt);
 int ferry__tcp_read_full(struct ferry_xport *x, int fd, void *buf, size_t len);
+
+/* The fault hook of test builds (tcp_fault.c; tcp_fault_none.c in builds
+ * without test hooks, where it never fires): FERRY_FAULT_TCP_FLIP_AT=N
+ * flips one bit of endpoint 0's outgoing byte stream at stream byte N
+ * (counted from the first frame; only write payload bytes are flipped: an
+ * offset inside a frame header or a small message never fires), once.
+ * open sets x->fault_flip_at; a write on endpoint 0 while it is set asks
+ * flip to split payload [laddr, laddr + len) into iov[1..] around the
+ * flipped byte (kept in *flipped) and gets the iovec count back (2 when
+ * the byte is not in this write). built says whether the hook is here. */
+void ferry__tcp_fault_open(struct ferry_xport *x);
+int ferry__tcp_fault_flip(struct ferry_xport *x, const struct tcp_ep *e,
+			  const void *laddr, size_t len, struct iovec *iov,
+			  uint8_t *flipped);
+bool ferry__tcp_fault_built(void);
 
 /* Datapath ops (tcp_dp.c). */
 int ferry__tcp_post_write_imm(struct ferry_xport *x, unsigned ep,

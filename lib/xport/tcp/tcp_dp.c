@@ -108,19 +108,8 @@ int ferry__tcp_post_write_imm(struct ferry_xport *x, unsigned ep,
 	iov[0] = (struct iovec){ hdr, sizeof(hdr) };
 	iov[1] = (struct iovec){ (void *)laddr, len };
 	iovcnt = 2;
-	if (x->fault_flip_at && ep == 0) {
-		uint64_t at = x->fault_flip_at - 1, start = e->bytes_out + sizeof(hdr);
-		if (at >= start && at < start + len) {
-			size_t k = (size_t)(at - start);
-			flipped = ((const uint8_t *)laddr)[k] ^ 0x01;
-			iov[1].iov_len = k;
-			iov[2] = (struct iovec){ &flipped, 1 };
-			iov[3] = (struct iovec){ (uint8_t *)laddr + k + 1,
-						 len - k - 1 };
-			iovcnt = 4;
-			x->fault_flip_at = 0; /* once */
-		}
-	}
+	if (x->fault_flip_at && ep == 0)
+		iovcnt = ferry__tcp_fault_flip(x, e, laddr, len, iov, &flipped);
 	err = ferry__tcp_writev_full(x, e->fd, iov, iovcnt);
 	if (err)
 		return err;

@@ -1,5 +1,5 @@
 /* uroce: the process's DPDK port. Starts the EAL once (arguments from
- * FERRY_DPDK), sets up the first ethdev port with one rx and one tx queue,
+ * --dpdk or FERRY_DPDK), sets up the first ethdev port with one rx and one tx queue,
  * and works out what it can carry. The one place DPDK results (-1 and
  * rte_errno, or negative errno) become ferry's -errno. */
 #include <arpa/inet.h>
@@ -23,8 +23,9 @@
 #include <rte_log.h>
 #include <rte_mbuf.h>
 
+#include "ferry/args.h"
 #include "util/util.h"
-#include "util/args.h"
+#include "ferry/xport.h"
 #include "xport/uroce/port.h"
 #include "xport/uroce/wire.h"
 
@@ -82,27 +83,28 @@ static bool has_arg(char **argv, int argc, const char *name)
 	return false;
 }
 
-/* EAL arguments: FERRY_DPDK, plus what ferry needs unless given there: one
- * lcore on a CPU this thread may use (ferry runs its own polling thread),
- * --in-memory (no files under /var/run/dpdk, so any number of ferry
+/* EAL arguments: the settings' (--dpdk, FERRY_DPDK), plus what ferry
+ * needs unless given there: one lcore on a CPU this thread may use (ferry
+ * runs its own polling thread), --in-memory (no files under /var/run/dpdk, so any number of ferry
  * processes can run side by side; --no-shconf with --no-huge), and --no-pci when only virtual devices
  * are named (no probing of the host's own NICs). The strings live for the
  * process. */
-static int eal_args(char ***out, char *why, size_t whylen)
+static int eal_args(const struct ferry_uroce_conf *c, char ***out, char *why,
+		    size_t whylen)
 {
 	static char *argv[MAX_ARGS + 9];
 	static char lcore[16];
-	const char *env = getenv("FERRY_DPDK");
-	char *copy = strdup(env ? env : "");
+	char *copy = strdup(c->eal ? c->eal : "");
 	cpu_set_t cs;
 	int argc = 0;
 
 	if (!copy)
 		return -ENOMEM;
 	argv[argc++] = "ferry";
-	argc = ferry__split_args(copy, argv, MAX_ARGS, argc);
+	argc = ferry_split_args(copy, argv, MAX_ARGS, argc);
 	if (argc < 0) {
-		ferry__why(why, whylen, "uroce: FERRY_DPDK has more than %d words",
+		ferry__why(why, whylen,
+			   "uroce: the DPDK arguments (--dpdk, FERRY_DPDK) have more than %d words",
 			   MAX_ARGS);
 		return argc;
 	}
@@ -140,7 +142,8 @@ static int eal_args(char ***out, char *why, size_t whylen)
 	return argc;
 }
 
-static int eal_start(char *why, size_t whylen)
+static int eal_start(const struct ferry_uroce_conf *c, char *why,
+		     size_t whylen)
 {
 	static char line[512];
 	cpu_set_t cs;
@@ -149,7 +152,7 @@ static int eal_start(char *why, size_t whylen)
 	int argc, rc;
 	FILE *logf;
 
-	argc = eal_args(&argv, why, whylen);
+	argc = eal_args(c, &argv, why, whylen);
 	if (argc < 0)
 		return argc;
 	line[0] = 0;
@@ -222,7 +225,8 @@ static uint32_t ib_mtu_for(unsigned frame_max)
 /* What the port carries: frame sizes, MTU, ring size; fills pt. Returns
  * the rx mbuf data size the PMD needs. */
 static unsigned port_geometry(struct ferry__uport *pt,
-			      const struct rte_eth_dev_info *di)
+			      const struct rte_eth_dev_info *di,
+			      const struct ferry_uroce_conf *c)
 {
 	const struct rte_devargs *da = rte_dev_devargs(di->device);
 	const char *drv = di->driver_name ? di->driver_name : "";
@@ -251,10 +255,8 @@ static unsigned port_geometry(struct ferry__uport *pt,
 	if (kmtu > 0 && (unsigned)kmtu + 14 < frame_max)
 		frame_max = (unsigned)kmtu + 14;
 	pt->max_mtu = ib_mtu_for(frame_max);
-	const char *cap = getenv("FERRY_UROCE_MTU");
-	if (cap && *cap) {
-		uint32_t want = (uint32_t)strtoul(cap, NULL, 10);
-		uint32_t m = ib_mtu_for(want + FERRY_ROCE_HDR_MAX +
+	if (c->mtu) {
+		uint32_t m = ib_mtu_for(c->mtu + FERRY_ROCE_HDR_MAX +
 					FERRY_ROCE_TRAILER_MAX);
 		if (m && m < pt->max_mtu)
 			pt->max_mtu = m;
@@ -309,12 +311,11 @@ static void shinfo_free(void *addr, void *opaque)
  * header mbuf, an mbuf attached to the payload in the registered region,
  * a trailer mbuf. FERRY_UROCE_TX=copy turns it off. */
 static void make_zc_pools(struct ferry__uport *pt, const char *drv,
-			  int socket)
+			  int socket, const struct ferry_uroce_conf *c)
 {
 	static struct rte_mbuf_ext_shared_info shinfo;
-	const char *mode = getenv("FERRY_UROCE_TX");
 
-	if (!strstr(drv, "af_packet") || (mode && strcmp(mode, "copy") == 0))
+	if (!strstr(drv, "af_packet") || c->tx_copy)
 		return;
 	pt->hdr_pool = rte_pktmbuf_pool_create("ferry_hdr", 2 * TX_POOL + 1,
 					       POOL_CACHE, 0,
@@ -334,7 +335,8 @@ static void make_zc_pools(struct ferry__uport *pt, const char *drv,
 	pt->shinfo = &shinfo;
 }
 
-static int port_start(struct ferry__uport *pt, char *why, size_t whylen)
+static int port_start(struct ferry__uport *pt, const struct ferry_uroce_conf *c,
+		      char *why, size_t whylen)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info di;
@@ -348,7 +350,7 @@ static int port_start(struct ferry__uport *pt, char *why, size_t whylen)
 	}
 	if (pid == RTE_MAX_ETHPORTS) {
 		ferry__why(why, whylen,
-			   "uroce: DPDK found no port: add one to FERRY_DPDK, "
+			   "uroce: DPDK found no port: add one to --dpdk (FERRY_DPDK), "
 			   "e.g. --vdev=net_af_packet0,iface=eth1");
 		return -ENODEV;
 	}
@@ -356,7 +358,7 @@ static int port_start(struct ferry__uport *pt, char *why, size_t whylen)
 	rc = rte_eth_dev_info_get(pid, &di);
 	if (rc)
 		goto fail;
-	unsigned rx_data = port_geometry(pt, &di);
+	unsigned rx_data = port_geometry(pt, &di, c);
 	if (!pt->max_mtu) {
 		ferry__why(why, whylen,
 			   "uroce: %s: too small for a 256-byte path MTU "
@@ -370,7 +372,7 @@ static int port_start(struct ferry__uport *pt, char *why, size_t whylen)
 	rc = make_pools(pt, rx_data, socket, why, whylen);
 	if (rc)
 		return rc;
-	make_zc_pools(pt, di.driver_name ? di.driver_name : "", socket);
+	make_zc_pools(pt, di.driver_name ? di.driver_name : "", socket, c);
 	rc = rte_eth_dev_configure(pid, 1, 1, &conf);
 	if (!rc)
 		rc = rte_eth_rx_queue_setup(pid, 0, RING_DESC, (unsigned)socket,
@@ -393,18 +395,20 @@ fail:
 	return rc < 0 ? rc : -rc;
 }
 
-/* This end's IPv4: FERRY_UROCE_IP, else the kernel interface's. */
-static int port_ip(struct ferry__uport *pt, char *why, size_t whylen)
+/* This end's IPv4: the settings' (--uroce-ip, FERRY_UROCE_IP), else the
+ * kernel interface's. */
+static int port_ip(struct ferry__uport *pt, const struct ferry_uroce_conf *c,
+		   char *why, size_t whylen)
 {
-	const char *env = getenv("FERRY_UROCE_IP");
 	struct ifaddrs *ifa, *i;
 	struct in_addr a;
 
-	if (env && *env) {
-		if (inet_pton(AF_INET, env, &a) != 1) {
+	if (c->ip && *c->ip) {
+		if (inet_pton(AF_INET, c->ip, &a) != 1) {
 			ferry__why(why, whylen,
-				   "uroce: FERRY_UROCE_IP '%s' is not an IPv4 "
-				   "address", env);
+				   "uroce: the address '%s' (--uroce-ip, "
+				   "FERRY_UROCE_IP) is not an IPv4 address",
+				   c->ip);
 			return -EINVAL;
 		}
 		pt->addr.ip = ntohl(a.s_addr);
@@ -424,8 +428,8 @@ static int port_ip(struct ferry__uport *pt, char *why, size_t whylen)
 			return 0;
 	}
 	ferry__why(why, whylen,
-		   "uroce: %s has no IPv4 address to put in the frames: set "
-		   "FERRY_UROCE_IP", pt->ifname[0] ? pt->ifname : "the port");
+		   "uroce: %s has no IPv4 address to put in the frames: give "
+		   "--uroce-ip or set FERRY_UROCE_IP", pt->ifname[0] ? pt->ifname : "the port");
 	return -EADDRNOTAVAIL;
 }
 
@@ -466,14 +470,15 @@ static void absorb(struct ferry__uport *pt)
 	close(fd);
 }
 
-static int start(struct ferry__uport *pt, char *why, size_t whylen)
+static int start(struct ferry__uport *pt, const struct ferry_uroce_conf *c,
+		 char *why, size_t whylen)
 {
-	int rc = eal_start(why, whylen);
+	int rc = eal_start(c, why, whylen);
 
 	if (!rc)
-		rc = port_start(pt, why, whylen);
+		rc = port_start(pt, c, why, whylen);
 	if (!rc)
-		rc = port_ip(pt, why, whylen);
+		rc = port_ip(pt, c, why, whylen);
 	if (rc)
 		return rc;
 	absorb(pt);
@@ -490,11 +495,12 @@ static int start(struct ferry__uport *pt, char *why, size_t whylen)
 	return 0;
 }
 
-int ferry__uport_get(struct ferry__uport **out, char *why, size_t whylen)
+int ferry__uport_get(const struct ferry_uroce_conf *c,
+		     struct ferry__uport **out, char *why, size_t whylen)
 {
 	pthread_mutex_lock(&init_lock);
 	if (!init_done) {
-		init_err = start(&the_port, init_why, sizeof(init_why));
+		init_err = start(&the_port, c, init_why, sizeof(init_why));
 		init_done = true;
 	}
 	pthread_mutex_unlock(&init_lock);

@@ -1,7 +1,8 @@
 /* uroce: the DPDK side (internal). One process-wide port, and one polling
  * thread (the "lcore") that owns it while any uroce session is attached.
  *
- * port.c starts the EAL once per process (arguments from FERRY_DPDK), takes
+ * port.c starts the EAL once per process (arguments from the settings,
+ * struct ferry_uroce_conf: --dpdk or FERRY_DPDK), takes
  * the first ethdev port, sizes mbuf pools for its frames and works out the
  * largest path MTU the port carries. lcore.c runs the polling thread: it
  * owns rx/tx bursts and every QP of every attached session (the RC engine
@@ -26,6 +27,7 @@ struct rte_mempool;
 struct rte_mbuf;
 struct rte_mbuf_ext_shared_info;
 struct ferry_xport;
+struct ferry_uroce_conf;
 
 #define FERRY__UPORT_TXB 64      /* frames batched before a tx burst */
 #define FERRY__UPORT_MAX_SESS 64 /* sessions attached at once */
@@ -87,10 +89,12 @@ struct ferry__uport {
 	struct ferry__uport_stats st;
 };
 
-/* The process's port, started on first use (EAL init, port setup). A
- * failure is final for the process (the EAL cannot start twice): every
- * later call returns the same error and reason. */
-int ferry__uport_get(struct ferry__uport **out, char *why, size_t whylen);
+/* The process's port, started on first use (EAL init, port setup) with
+ * the settings c of that first call. A failure is final for the process
+ * (the EAL cannot start twice): every later call returns the same error
+ * and reason. */
+int ferry__uport_get(const struct ferry_uroce_conf *c,
+		     struct ferry__uport **out, char *why, size_t whylen);
 
 /* True, with the reason, when the port failed to start earlier in this
  * process (so the transport is not usable here). Starts nothing. */

@@ -16,6 +16,7 @@
 
 #include "util/util.h"
 #include "xport/uroce/uroce.h"
+#include "xport/uroce/uroce_id.h"
 
 #define BLOB_LEN 52
 #define BLOB_MAGIC 0x55524f43u /* "UROC" */
@@ -109,13 +110,14 @@ static void blob_mine(const struct ferry_xport *x, uint8_t role,
 			    .rx_frames = x->port->rx_frames };
 }
 
-static int uroce_probe(char *why, size_t whylen)
+static int uroce_probe(const struct ferry_xport_conf *conf, char *why,
+		       size_t whylen)
 {
-	const char *eal = getenv("FERRY_DPDK");
+	const char *eal = conf->uroce.eal;
 
 	if (!eal || !*eal) {
 		ferry__why(why, whylen,
-			   "uroce needs DPDK EAL arguments: set FERRY_DPDK='--vdev=net_af_packet0,iface=eth1 ...' (see docs/uroce.md)");
+			   "uroce needs DPDK EAL arguments: give --dpdk '--vdev=net_af_packet0,iface=eth1 ...' or set FERRY_DPDK (see docs/uroce.md)");
 		return -FERRY_ENOXPORT;
 	}
 	return ferry__uport_failed(why, whylen) ? -FERRY_ENOXPORT : 0;
@@ -133,7 +135,7 @@ static int uroce_open(const struct ferry_xport_attr *attr,
 			   FERRY_MAX_STREAMS, attr->n_ep);
 		return -EINVAL;
 	}
-	err = ferry__uport_get(&pt, why, whylen);
+	err = ferry__uport_get(&attr->conf->uroce, &pt, why, whylen);
 	if (err)
 		return err;
 	x = calloc(1, sizeof(*x));
@@ -349,7 +351,7 @@ static void uroce_close(struct ferry_xport *x)
 
 const struct ferry_xport_ops ferry__xport_uroce = {
 	.size = sizeof(struct ferry_xport_ops),
-	.name = "uroce",
+	FERRY__UROCE_ID, /* name, control-channel bit, rank, wire */
 	.probe = uroce_probe,
 	.open = uroce_open,
 	.reg_mem = uroce_reg_mem,
@@ -367,5 +369,4 @@ const struct ferry_xport_ops ferry__xport_uroce = {
 	.poll_why = "its port thread polls the DPDK port; the workers spin, "
 		    "then back off to short sleeps when idle",
 	.duplex = uroce_duplex,
-	.wire = FERRY_WIRE_ROCEV2, /* a verbs peer: uroce_rocev2.c */
 };

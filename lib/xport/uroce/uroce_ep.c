@@ -43,15 +43,16 @@ static uint32_t ring_entries(uint64_t ring_len, unsigned n_ep)
 /* Packets in flight per QP: together the QPs should not overrun the
  * peer's receive ring (af_packet drops what does not fit, and go-back-N
  * then resends a whole window). A peer that names no limit (a NIC, rxe)
- * gets the engine's default per QP. */
-static uint32_t window(unsigned peer_rx_frames, unsigned n_ep)
+ * gets the engine's default per QP. The settings' window (FERRY_UROCE_WINDOW)
+ * overrides both. */
+static uint32_t window(const struct ferry_uroce_conf *c,
+		       unsigned peer_rx_frames, unsigned n_ep)
 {
 	uint32_t w = peer_rx_frames ? peer_rx_frames * 3 / 4 / n_ep :
 				      FERRY_RC_DEF_WINDOW;
-	const char *env = getenv("FERRY_UROCE_WINDOW");
 
-	if (env && *env)
-		w = (uint32_t)strtoul(env, NULL, 10);
+	if (c->window)
+		w = c->window;
 	return w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_MAX ? WINDOW_MAX : w;
 }
 
@@ -96,7 +97,8 @@ int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
 	struct ferry_rc_attr base = {
 		.pd = x->pd,
 		.mtu = x->mtu,
-		.window_pkts = window(peer_rx_frames, x->n_ep),
+		.window_pkts = window(&x->attr.conf->uroce, peer_rx_frames,
+				      x->n_ep),
 		.rto_ns = RTO_NS,
 		.tx = ferry__uport_tx,
 		.tx_ctx = x->port,

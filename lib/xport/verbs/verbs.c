@@ -10,15 +10,18 @@
 
 #include "util/util.h"
 #include "xport/verbs/verbs.h"
+#include "xport/verbs/verbs_id.h"
 
 #define CAP_IPC_LOCK_BIT 14 /* linux/capability.h's CAP_IPC_LOCK */
 
 /* Cheap and silent: `--transport auto` calls it on every session. */
-static int verbs_probe(char *why, size_t whylen)
+static int verbs_probe(const struct ferry_xport_conf *conf, char *why,
+		       size_t whylen)
 {
 	int n = 0;
 	struct ibv_device **l = ibv_get_device_list(&n);
 
+	(void)conf; /* the device is chosen at open (or by reach) */
 	if (l)
 		ibv_free_device_list(l);
 	if (!l || n <= 0) {
@@ -36,9 +39,10 @@ static int verbs_probe(char *why, size_t whylen)
 }
 
 /* For `--transport auto`: is there an RDMA device on the way to peer
- * (or the one FERRY_VERBS_DEVICE names)? Only a definite no says no: an
- * ambiguous choice is left to open, which explains it. */
-static int verbs_reach(const struct sockaddr *peer, socklen_t peer_len,
+ * (or the one the settings name: FERRY_VERBS_DEVICE)? Only a definite no
+ * says no: an ambiguous choice is left to open, which explains it. */
+static int verbs_reach(const struct ferry_xport_conf *conf,
+		       const struct sockaddr *peer, socklen_t peer_len,
 		       char *why, size_t whylen)
 {
 	char route_if[FERRY_IFNAMSIZ], dev[64];
@@ -46,8 +50,8 @@ static int verbs_reach(const struct sockaddr *peer, socklen_t peer_len,
 
 	if (ferry_topo_route_netdev(peer, peer_len, route_if) != 0)
 		route_if[0] = '\0';
-	err = ferry__verbs_pick_dev(NULL, getenv("FERRY_VERBS_DEVICE"),
-				    route_if, dev, sizeof(dev), why, whylen);
+	err = ferry__verbs_pick_dev(NULL, conf->verbs.device, route_if, dev,
+				    sizeof(dev), why, whylen);
 	return err == -FERRY_ENOXPORT ? err : 0;
 }
 
@@ -71,30 +75,29 @@ static bool has_cap_ipc_lock(void)
 	return cap;
 }
 
-static double assumed_rtt_ms(void)
+/* The settings' round trip (FERRY_VERBS_RTT_MS), else the default. */
+static double assumed_rtt_ms(const struct ferry_verbs_conf *c)
 {
-	const char *s = getenv("FERRY_VERBS_RTT_MS");
-	char *end;
-	double v;
+	double v = c->rtt_ms;
 
-	if (!s || !*s)
+	if (v < 0)
 		return FERRY__VERBS_RTT_MS;
-	v = strtod(s, &end);
-	if (*end || !(v >= 0 && v <= 100000)) {
+	if (!(v <= 100000)) { /* NaN too: what the environment did not parse */
 		ferry__log(FERRY_LOG_WARN,
-			   "verbs: FERRY_VERBS_RTT_MS=%s is not a number of milliseconds; assuming %.0f ms",
-			   s, FERRY__VERBS_RTT_MS);
+			   "verbs: the assumed round trip (FERRY_VERBS_RTT_MS) is not a number of milliseconds from 0 to 100000; assuming %.0f ms",
+			   FERRY__VERBS_RTT_MS);
 		return FERRY__VERBS_RTT_MS;
 	}
 	return v;
 }
 
-/* Which device: FERRY_VERBS_DEVICE (a device or netdev name), else the one
- * behind the netdev that reaches attr.addr (the sender's peer; for the
- * receiver its own control address), else the only one. */
+/* Which device: the settings' (FERRY_VERBS_DEVICE: a device or netdev
+ * name), else the one behind the netdev that reaches attr.addr (the
+ * sender's peer; for the receiver its own control address), else the only
+ * one. */
 static int choose_device(struct ferry_xport *x, char *why, size_t whylen)
 {
-	const char *want = getenv("FERRY_VERBS_DEVICE");
+	const char *want = x->attr.conf->verbs.device;
 	const char *how;
 	int err;
 
@@ -221,7 +224,7 @@ static int verbs_open(const struct ferry_xport_attr *attr,
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		x->memlock_limit = rl.rlim_cur;
 	x->cap_ipc_lock = has_cap_ipc_lock();
-	x->rtt_ms = assumed_rtt_ms();
+	x->rtt_ms = assumed_rtt_ms(&attr->conf->verbs);
 	x->ack_timeout = ferry__verbs_ack_timeout(x->rtt_ms);
 	ferry__log(FERRY_LOG_INFO,
 		   "verbs: ACK timeout %u (%.0f ms, for RTTs up to %.0f ms), retry_cnt %d, rnr_retry %d",
@@ -337,7 +340,7 @@ static void verbs_close(struct ferry_xport *x)
 
 const struct ferry_xport_ops ferry__xport_verbs = {
 	.size = sizeof(struct ferry_xport_ops),
-	.name = "verbs",
+	FERRY__VERBS_ID, /* name, control-channel bit, rank, wire */
 	.probe = verbs_probe,
 	.open = verbs_open,
 	.reg_mem = verbs_reg_mem,
@@ -356,6 +359,4 @@ const struct ferry_xport_ops ferry__xport_verbs = {
 		      FERRY_POLL_BIT(FERRY_POLL_EVENT),
 	.poll_default = FERRY_POLL_BUSY,
 	.reach = verbs_reach,
-	/* a uroce peer: QPs brought up by hand, verbs_rc.c */
-	.wire = FERRY_WIRE_ROCEV2,
 };

@@ -1,0 +1,421 @@
+/* Receiver datapath for files: check where a chunk belongs, write it into
+ * the target's part file in the staging area, journal it.
+ *
+ * A file gets its live entry (claim, part file, journal) from its first
+ * chunk, under one of FRX_STRIPES locks picked by file index: per file,
+ * not per chunk. The entry is reference-counted by the chunks using it,
+ * so the control thread can free it when the file is finished even if a
+ * hostile sender repeats a chunk.
+ *
+ * Writes to one file are serialised under the entry's lock. The kernel
+ * serialises them anyway (a buffered write holds the inode's rwsem), but
+ * its waiters spin while the owner copies: with 4 streams writing one
+ * file, 13% of the receiver's CPU went to rwsem_spin_on_owner. Waiting
+ * here sleeps instead: a fifth less system time for the same 1 GiB
+ * (bench/recv_cpu.sh, docs/benchmarks.md). This is the one lock the
+ * datapath takes per chunk, and only streams writing the same file ever
+ * meet on it.
+ *
+ * Open files are bounded (frx.max_open, from RLIMIT_NOFILE): opening one
+ * more closes the least recently used idle one, which its next chunk
+ * reopens. A complete file is sealed (mode, mtime, closed) by the chunk
+ * that completes it, so files waiting to be published hold no fd.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ctrl/msg.h"
+#include "ferry/error.h"
+#include "ferry/sum.h"
+#include "files/files.h"
+#include "io/fsx.h"
+#include "util/util.h"
+
+#define PIECE (256u << 10)
+
+static struct ferry_chunk_sum *sums_of(struct frx_live *l)
+{
+	return l->jopen ? l->j.sums : &l->one;
+}
+
+struct frx_live *ferry__frx_live_new(struct ferry__stage *st,
+				     const struct ferry__stage_key *k)
+{
+	struct frx_live *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	pthread_mutex_init(&l->lock, NULL);
+	l->key = *k;
+	l->st = st;
+	l->partfd = -1;
+	l->j.fd = -1;
+	return l;
+}
+
+/* Close l's files and take it off the open list. Under l->lock (or with
+ * the datapath stopped) and open_lock. */
+static void shut(struct ferry__frx *r, struct frx_live *l)
+{
+	if (l->partfd >= 0)
+		close(l->partfd);
+	l->partfd = -1;
+	if (l->jopen)
+		ferry__journal_detach(&l->j);
+	if (!l->listed)
+		return;
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		r->open_head = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	l->prev = l->next = NULL;
+	l->listed = false;
+	r->n_open--;
+}
+
+static void close_files(struct ferry__frx *r, struct frx_live *l)
+{
+	pthread_mutex_lock(&r->open_lock);
+	shut(r, l);
+	pthread_mutex_unlock(&r->open_lock);
+}
+
+/* Close the least recently used idle entry other than self. Called with
+ * open_lock held; only tries other entries' locks, so it cannot
+ * deadlock with their holders. */
+static bool evict_one(struct ferry__frx *r, struct frx_live *self)
+{
+	for (unsigned tries = 0; tries < r->n_open; tries++) {
+		struct frx_live *v = NULL;
+		for (struct frx_live *l = r->open_head; l; l = l->next)
+			if (l != self &&
+			    (!v || atomic_load(&l->used) < atomic_load(&v->used)))
+				v = l;
+		if (!v)
+			return false;
+		if (pthread_mutex_trylock(&v->lock) == 0) {
+			shut(r, v);
+			pthread_mutex_unlock(&v->lock);
+			return true;
+		}
+		atomic_store(&v->used, ferry__now_ns()); /* busy: next one */
+	}
+	return false;
+}
+
+mode_t ferry__frx_mode(const struct ferry__frx *r, const struct ferry_entry *e)
+{
+	return e->mode & (r->keep_setid ? 07777 : 0777);
+}
+
+bool ferry__frx_chmod_needed(const struct ferry__frx *r, mode_t mode)
+{
+	return (mode & 07000) || (mode & r->umask);
+}
+
+static int open_part(struct ferry__frx *r, struct frx_live *l, mode_t mode)
+{
+	int fd = ferry__stage_open_part(l->st, &l->key, !l->created, mode);
+
+	if (fd == -EMFILE || fd == -ENFILE) {
+		pthread_mutex_lock(&r->open_lock);
+		bool room = evict_one(r, l);
+		pthread_mutex_unlock(&r->open_lock);
+		if (room)
+			fd = ferry__stage_open_part(l->st, &l->key, !l->created,
+						    mode);
+	}
+	return fd;
+}
+
+/* Make sure l's part file (and journal, for a file of several chunks)
+ * are open. Under l->lock. */
+static int open_files(struct ferry__frx *r, struct frx_live *l,
+		      const struct ferry_entry *e, uint64_t n_chunks)
+{
+	char jname[FERRY__STAGE_NAME_LEN];
+	int fd, err = 0;
+
+	if (l->partfd >= 0)
+		return 0;
+	pthread_mutex_lock(&r->open_lock);
+	while (r->n_open >= r->max_open && evict_one(r, l))
+		;
+	pthread_mutex_unlock(&r->open_lock);
+	ferry__stage_name(&l->key, FERRY__STAGE_JOURNAL, jname);
+	if (!l->created && n_chunks > 1)
+		ferry__stage_drop(l->st, &l->key, false, true);
+	fd = open_part(r, l, ferry__frx_mode(r, e) & 0777);
+	if (fd < 0)
+		return fd;
+	if (!l->created)
+		l->made_here = true;
+	l->created = true;
+	if (n_chunks > 1 && !l->jopen) {
+		struct ferry_journal_hdr jh = { e->size, e->mtime_ns, r->chunk };
+		bool reused;
+		err = ferry__journal_open(&l->j, l->st->dirfd, jname, &jh,
+					  &reused);
+		l->jopen = !err;
+	} else if (n_chunks > 1) {
+		err = ferry__journal_reopen(&l->j, l->st->dirfd, jname);
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	l->partfd = fd;
+	pthread_mutex_lock(&r->open_lock);
+	l->next = r->open_head;
+	if (l->next)
+		l->next->prev = l;
+	l->prev = NULL;
+	r->open_head = l;
+	l->listed = true;
+	r->n_open++;
+	pthread_mutex_unlock(&r->open_lock);
+	return 0;
+}
+
+int ferry__frx_live_seal(struct ferry__frx *r, struct frx_live *l,
+			 const struct ferry_entry *e)
+{
+	mode_t mode = ferry__frx_mode(r, e);
+	int err = open_files(r, l, e, ferry__journal_chunks(e->size, r->chunk));
+
+	if (!err)
+		err = ferry__fs_set_meta(l->partfd, mode, e->mtime_ns,
+					 !l->made_here ||
+					 ferry__frx_chmod_needed(r, mode));
+	if (!err && r->fsync_mode == FERRY_FSYNC_FILE && fsync(l->partfd))
+		err = -errno;
+	close_files(r, l);
+	l->sealed = !err;
+	return err;
+}
+
+void ferry__frx_live_retire(struct ferry__frx *r, struct frx_file *f)
+{
+	size_t s = (size_t)(f - r->f) % FRX_STRIPES;
+	struct frx_live *l;
+
+	pthread_mutex_lock(&r->stripe[s]);
+	l = atomic_load(&f->live);
+	atomic_store(&f->live, NULL);
+	pthread_mutex_unlock(&r->stripe[s]);
+	if (!l)
+		return;
+	while (atomic_load(&l->refs))
+		sched_yield(); /* a repeated chunk, about to be refused */
+	close_files(r, l);
+	if (l->jopen)
+		ferry__journal_close(&l->j, -1, NULL, false);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}
+
+int ferry__frx_claim(struct ferry__frx *r, struct ferry__stage *st,
+		     const struct ferry__stage_key *k)
+{
+	int err = ferry__stage_claim(st, k);
+
+	if (!err)
+		atomic_fetch_add(&r->n_claimed, 1);
+	return err;
+}
+
+void ferry__frx_release(struct ferry__frx *r, struct ferry__stage *st,
+			const struct ferry__stage_key *k)
+{
+	ferry__stage_release(st, k);
+	atomic_fetch_sub(&r->n_claimed, 1);
+}
+
+/* Wait (a worker, before it claims a target) while the session holds
+ * FRX_MAX_CLAIMED targets; -ECANCELED when the pipeline stops. */
+static int claim_room(struct ferry__frx *r, const struct ferry__pipe *p)
+{
+	while (atomic_load(&r->n_claimed) >= FRX_MAX_CLAIMED) {
+		if (atomic_load(&p->abort) || atomic_load(&p->stop))
+			return -ECANCELED;
+		usleep(500);
+	}
+	return 0;
+}
+
+/* f's live entry with a reference taken, made (and the target claimed)
+ * by the file's first chunk. -EBUSY: another session holds the target. */
+static int get_live(struct ferry__frx *r, uint32_t idx, struct frx_live **out)
+{
+	struct frx_file *f = &r->f[idx];
+	size_t s = idx % FRX_STRIPES;
+	struct frx_live *l;
+	int err = 0;
+
+	pthread_mutex_lock(&r->stripe[s]);
+	l = atomic_load(&f->live);
+	if (!l && atomic_load(&f->landed) >= f->n_chunks)
+		err = -FERRY_EPROTO; /* finished: a chunk sent twice */
+	if (!l && !err) {
+		char rel[FERRY_PATH_MAX + FERRY_DEST_MAX];
+		struct ferry__stage_key k;
+		snprintf(rel, sizeof(rel), "%s%s%s", r->dest,
+			 r->dest[0] ? "/" : "", r->m.e[idx].path);
+		ferry__stage_key(rel, &k);
+		struct ferry__stage *st = &r->stage[f->stage].st;
+		err = ferry__frx_claim(r, st, &k);
+		if (!err && !(l = ferry__frx_live_new(st, &k))) {
+			ferry__frx_release(r, st, &k);
+			err = -ENOMEM;
+		}
+		if (!err) {
+			l->claimed = true;
+			atomic_store(&f->live, l);
+		}
+	}
+	if (l)
+		atomic_fetch_add(&l->refs, 1);
+	pthread_mutex_unlock(&r->stripe[s]);
+	*out = l;
+	return err;
+}
+
+/* A write that failed (disk full, I/O error): the stream's reason names
+ * the file, so the one line the operator sees says where. */
+static int write_failed(struct ferry__stream *s, int err, const char *what,
+			const struct ferry_entry *e, uint64_t off)
+{
+	if (!s->err) {
+		s->err = err;
+		ferry__why(s->why, sizeof(s->why),
+			   "stream %u: %s %s at offset %llu: %s", s->idx, what,
+			   e->path, (unsigned long long)off, ferry_strerror(err));
+	}
+	return err;
+}
+
+/* One more chunk of f is in (or given up): the last one queues the file
+ * for the control thread. */
+static void landed(struct ferry__frx *r, struct frx_file *f, uint32_t idx)
+{
+	if (atomic_fetch_add(&f->landed, 1) + 1 == f->n_chunks)
+		ferry__fileq_push(&r->q, idx);
+}
+
+/* Write, check and journal one chunk: 1 when it completed the file. */
+static int write_chunk(struct ferry__stream *s, struct frx_live *l,
+		       const struct ferry_chunk_hdr *h, const uint8_t *payload)
+{
+	struct ferry__frx *r = s->p->dp_ctx;
+	const struct ferry_entry *e = &r->m.e[h->file_idx];
+	struct frx_file *f = &r->f[h->file_idx];
+	uint64_t k = h->offset / r->chunk;
+	uint32_t crc = 0, adler = 1;
+	int err;
+
+	pthread_mutex_lock(&l->lock);
+	err = open_files(r, l, e, f->n_chunks);
+	if (!err && sums_of(l)[k].have)
+		err = -FERRY_EPROTO; /* sent twice */
+	pthread_mutex_unlock(&l->lock);
+	if (err)
+		return err == -FERRY_EPROTO ? err :
+		       write_failed(s, err, "opening the part file of", e, 0);
+	/* The pipeline left the crc32c check to us: each piece is summed
+	 * and written while it is in the cache, so the payload is read from
+	 * memory once. The part file is not published, and the chunk not
+	 * journaled, unless the crc32c matches. */
+	for (uint32_t at = 0; at < h->len; at += PIECE) {
+		uint32_t n = h->len - at < PIECE ? h->len - at : PIECE;
+		crc = ferry_crc32c(crc, payload + at, n);
+		if (r->cksum == FERRY_CKSUM_ADLER32)
+			adler = ferry_adler32(adler, payload + at, n);
+		pthread_mutex_lock(&l->lock);
+		err = open_files(r, l, e, f->n_chunks);
+		if (!err)
+			err = ferry__fs_pwrite_full(l->partfd, payload + at, n,
+						    h->offset + at);
+		atomic_store_explicit(&l->used, ferry__now_ns(),
+				      memory_order_relaxed);
+		pthread_mutex_unlock(&l->lock);
+		if (err)
+			return write_failed(s, err, "writing", e, h->offset + at);
+	}
+	if (crc != h->crc)
+		return -FERRY_ECRC;
+	pthread_mutex_lock(&l->lock);
+	if (l->jopen) {
+		err = open_files(r, l, e, f->n_chunks);
+		if (!err)
+			err = ferry__journal_add(&l->j, k, h->crc, adler);
+	} else {
+		l->one = (struct ferry_chunk_sum){ h->crc, adler, true };
+	}
+	if (err) {
+		pthread_mutex_unlock(&l->lock);
+		return write_failed(s, err, "journaling", e, h->offset);
+	}
+	/* counted under the lock, so exactly one chunk sees itself last */
+	bool last = atomic_fetch_add(&f->landed, 1) + 1 == f->n_chunks;
+	if (last)
+		err = ferry__frx_live_seal(r, l, e);
+	pthread_mutex_unlock(&l->lock);
+	if (err)
+		return write_failed(s, err, "closing", e, h->offset);
+	return last ? 1 : 0;
+}
+
+static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
+		      const uint8_t *payload)
+{
+	struct ferry__frx *r = s->p->dp_ctx;
+	const struct ferry_entry *e;
+	struct frx_live *l;
+	struct frx_file *f;
+	uint64_t want;
+	int err;
+
+	if (h->file_idx >= r->m.n)
+		return -FERRY_EPROTO;
+	e = &r->m.e[h->file_idx];
+	f = &r->f[h->file_idx];
+	if (!f->expect || h->offset % r->chunk || h->offset >= e->size)
+		return -FERRY_EPROTO;
+	want = e->size - h->offset < r->chunk ? e->size - h->offset : r->chunk;
+	if (h->len != want)
+		return -FERRY_EPROTO;
+	if (atomic_load(&f->fail)) {
+		landed(r, f, h->file_idx); /* given up: the chunk is dropped */
+		return 0;
+	}
+	if (!atomic_load(&f->live)) {
+		err = claim_room(r, s->p);
+		if (err)
+			return err;
+	}
+	err = get_live(r, h->file_idx, &l);
+	if (err == -EBUSY) {
+		atomic_store(&f->fail, err);
+		landed(r, f, h->file_idx);
+		return 0;
+	}
+	if (err)
+		return err;
+	err = write_chunk(s, l, h, payload);
+	/* let go before the control thread hears of the file, so it does
+	 * not wait for us to free the entry */
+	atomic_fetch_sub(&l->refs, 1);
+	if (err == 1)
+		ferry__fileq_push(&r->q, h->file_idx);
+	return err < 0 ? err : 0;
+}
+
+const struct ferry__dp_ops ferry__files_rx_dp = {
+	.consume = rx_consume,
+	.checks_crc = true,
+};

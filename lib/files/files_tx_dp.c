@@ -1,0 +1,120 @@
+/* Sender datapath for files: claim the next chunk, read it into the send
+ * buffer, checksum it. Opening a file takes its lock once; no allocation
+ * or logging per chunk. */
+#include <errno.h>
+#include <unistd.h>
+
+#include "ferry/sum.h"
+#include "files/files.h"
+#include "io/fsx.h"
+#include "util/util.h"
+
+int ferry__ftx_open(const struct ferry__ftx *t, const char *src,
+		    bool *direct)
+{
+	const struct ferry_send_spec *sp = t->spec;
+
+	return sp->open_source ?
+		       ferry__fs_open_source_with(sp->open_source,
+						  sp->open_arg, src, direct) :
+		       ferry__fs_open_source(src, direct);
+}
+
+static int open_once(const struct ferry__ftx *t, struct ftx_file *f,
+		     const struct ferry_entry *e)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->fd < 0) {
+		int fd = ferry__ftx_open(t, e->src, &f->direct);
+		if (fd < 0)
+			err = fd;
+		else
+			f->fd = fd;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return err;
+}
+
+/* Read len bytes at off into buf and sum them: in pieces, each summed
+ * while it is still in the cache. With O_DIRECT every read is 4 KiB
+ * aligned (the buffer has room: a slot's payload area is a multiple of
+ * 4 KiB). */
+#define PIECE (256u << 10)
+
+static int read_chunk(struct ftx_file *f, uint8_t *buf, uint64_t len,
+		      uint64_t off, bool adler, uint32_t *crc, uint32_t *ad)
+{
+	uint64_t got = 0, summed = 0;
+
+	*crc = 0;
+	*ad = 1;
+	while (got < len) {
+		uint64_t want = len - got < PIECE ? len - got : PIECE;
+		if (f->direct)
+			want = (want + 4095) & ~4095ull;
+		ssize_t n = pread(f->fd, buf + got, want, (off_t)(off + got));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ESTALE; /* the file shrank while we read it */
+		got += (uint64_t)n;
+		uint64_t upto = got < len ? got : len;
+		*crc = ferry_crc32c(*crc, buf + summed, upto - summed);
+		if (adler)
+			*ad = ferry_adler32(*ad, buf + summed, upto - summed);
+		summed = upto;
+	}
+	return 0;
+}
+
+static int tx_fill(struct ferry__stream *s, uint8_t *payload,
+		   struct ferry_chunk_hdr *h)
+{
+	struct ferry__pipe *p = s->p;
+	struct ferry__ftx *t = p->dp_ctx;
+	uint64_t k = atomic_fetch_add_explicit(&t->next_unit, 1,
+					       memory_order_relaxed);
+	const struct ftx_unit *u;
+	const struct ferry_entry *e;
+	struct ftx_file *f;
+	uint64_t off, len;
+	int err;
+
+	if (k >= t->n_units)
+		return -ENODATA;
+	u = &t->u[k];
+	f = &t->f[u->file];
+	e = &t->m.e[u->file];
+	off = u->chunk * t->chunk;
+	len = e->size - off < t->chunk ? e->size - off : t->chunk;
+	err = open_once(t, f, e);
+	if (err)
+		return err;
+	err = read_chunk(f, payload, len, off,
+			 t->spec->cksum == FERRY_CKSUM_ADLER32, &h->crc,
+			 &f->sums[u->chunk].adler32);
+	if (err)
+		return err;
+	h->file_idx = u->file;
+	h->offset = off;
+	h->len = (uint32_t)len;
+	h->flags = u->chunk + 1 == f->n_chunks ? FERRY_CHUNK_LAST : 0;
+	f->sums[u->chunk].crc32c = h->crc;
+	f->sums[u->chunk].have = true;
+	if (atomic_fetch_add(&f->read_done, 1) + 1 == f->to_read) {
+		/* every chunk read: the control thread sends its sums */
+		close(f->fd);
+		f->fd = -1;
+		ferry__fileq_push(&t->q, u->file);
+	}
+	return (int)u->send;
+}
+
+const struct ferry__dp_ops ferry__files_tx_dp = {
+	.fill = tx_fill,
+};
