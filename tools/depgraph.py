@@ -38,12 +38,6 @@ LAYERS = [
 
 # Loops that are someone else's to break, each with where it stands.
 KNOWN_FOLDER_LOOPS = [
-    # the control codec uses the manifest codec (req.c) and io/ the
-    # control messages
-    {'ctrl', 'io'},
-    # PROPOSE carries transport ids (xport_ids.h); rocev2.c packs with
-    # ctrl/wire.h
-    {'ctrl', 'xport'},
 ]
 KNOWN_FILE_LOOPS = [
     # none: files of lib/ call one way

@@ -1,26 +1,21 @@
 /* Control-channel codec: struct ferry_msg <-> frames (see msg.h).
  *
- * One table row per message type: a name, an encoder and a decoder working
- * on bounds-checked cursors (wire.h). To add a type, add its enum value,
- * its union member and a row here; framing, length limits and the
- * trailing-bytes check are shared.
+ * Each message's body layout is written once, as a table of fields
+ * (LAYOUT below); one encoder and one decoder walk the tables with the
+ * bounds-checked cursors of util/cursor.h. To add a type, add its enum
+ * value, its union member, its LAYOUT and a row in codecs[]; framing,
+ * length limits, value checks and the trailing-bytes check are shared.
+ * tests/unit/test_codec_vectors.c holds every type's bytes as the first
+ * release wrote them.
  */
 #include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ctrl/msg.h"
-#include "ctrl/wire.h"
 #include "ferry/error.h"
-
-/* enc: write m's body; returns 0 or -EINVAL (overruns show in c).
- * dec: read a body into m; returns 0 or -FERRY_EPROTO (overruns and
- * trailing bytes are checked by the caller). NULL: empty body. */
-struct msg_codec {
-	const char *name;
-	int (*enc)(struct ferry__wcur *c, const struct ferry_msg *m);
-	int (*dec)(struct ferry__rcur *c, struct ferry_msg *m);
-};
+#include "util/cursor.h"
 
 /* The largest bodies fit a frame. */
 static_assert(4 + 4 + 8 + 2 + (FERRY_DEST_MAX - 1) + 4 + FERRY_REQ_DATA_MAX <=
@@ -54,392 +49,284 @@ bool ferry__ctrl_keyname_valid(const char *name)
 	return true;
 }
 
-static int hello_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	const char *name = m->u.hello.name;
-	size_t n = strnlen(name, sizeof(m->u.hello.name));
+/* ---- the layouts ---------------------------------------------------------
+ *
+ * A body is a row of fields, written and read in table order. Each field
+ * names a member of the type's union member; an integer travels
+ * little-endian in as many bytes as the member has (an int32_t as its
+ * two's complement bits), so the struct and the table cannot disagree on
+ * a width.
+ */
+enum fkind {
+	F_INT,   /* integer member; max: largest valid value (0: any) */
+	F_BYTES, /* array member, all of it, as it is */
+	F_STR,   /* char array: u16 length, bytes of ok; max: array size */
+	F_NAME,  /* key name (HELLO): u8 length, bytes of keyname_char_ok */
+	F_VAR,   /* integer length member then that many bytes of the array
+		    member at off2; max: largest length */
+	F_SUB,   /* a struct member laid out by another table */
+};
 
-	if (!ferry__ctrl_keyname_valid(name))
-		return -EINVAL;
-	ferry__put_bytes(c, m->u.hello.nonce, FERRY_NONCE_LEN);
-	ferry__put_u32(c, m->u.hello.flags);
-	ferry__put_u8(c, (uint8_t)n);
-	ferry__put_bytes(c, name, n);
-	return 0;
-}
+struct field {
+	enum fkind kind;
+	unsigned size; /* the member's bytes (F_INT, F_BYTES; F_VAR: the
+			  length member's) */
+	size_t off, off2;
+	uint64_t max;
+	bool (*ok)(unsigned char); /* F_STR */
+	const struct layout *sub;  /* F_SUB */
+};
 
-static int hello_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	char *name = m->u.hello.name;
-	uint8_t n;
+struct layout {
+	const struct field *f;
+	size_t n;
+};
 
-	ferry__get_bytes(c, m->u.hello.nonce, FERRY_NONCE_LEN);
-	m->u.hello.flags = ferry__get_u32(c);
-	n = ferry__get_u8(c);
-	if (n > FERRY_KEYNAME_MAX)
-		return -FERRY_EPROTO;
-	ferry__get_bytes(c, name, n);
-	name[n] = '\0';
-	/* byte by byte: a NUL inside would hide what follows it */
-	for (size_t i = 0; i < n; i++)
-		if (!keyname_char_ok((unsigned char)name[i]))
-			return -FERRY_EPROTO;
-	return 0;
-}
+#define MEMBER_SIZE(T, m) sizeof(((T *)0)->m)
+/* n, and a compile error where n exceeds array member m of T. */
+#define FITS(T, m, n) ((n) + 0 * sizeof(char[(n) <= MEMBER_SIZE(T, m) ? 1 : -1]))
 
-static int challenge_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	ferry__put_bytes(c, m->u.challenge.nonce, FERRY_NONCE_LEN);
-	ferry__put_bytes(c, m->u.challenge.mac, FERRY_MAC_LEN);
-	ferry__put_u32(c, m->u.challenge.flags);
-	return 0;
-}
+#define INT(T, m) { F_INT, MEMBER_SIZE(T, m), offsetof(T, m), 0, 0, NULL, NULL }
+#define INT_MAX_(T, m, mx) \
+	{ F_INT, MEMBER_SIZE(T, m), offsetof(T, m), 0, mx, NULL, NULL }
+#define BYTES(T, m) { F_BYTES, MEMBER_SIZE(T, m), offsetof(T, m), 0, 0, NULL, NULL }
+#define STR(T, m, ok) \
+	{ F_STR, 0, offsetof(T, m), 0, MEMBER_SIZE(T, m), ok, NULL }
+#define NAME(T, m) { F_NAME, 0, offsetof(T, m), 0, 0, NULL, NULL }
+#define VAR(T, len, data, mx) \
+	{ F_VAR, MEMBER_SIZE(T, len), offsetof(T, len), offsetof(T, data), \
+	  FITS(T, data, mx), NULL, NULL }
+#define SUB(T, m, lay) { F_SUB, 0, offsetof(T, m), 0, 0, NULL, &lay }
+#define LAYOUT(name, ...)                                                  \
+	static const struct field name##_f[] = { __VA_ARGS__ };            \
+	static const struct layout name##_body = {                         \
+		name##_f, FERRY__ARRAY_SIZE(name##_f)                      \
+	}
 
-static int challenge_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	ferry__get_bytes(c, m->u.challenge.nonce, FERRY_NONCE_LEN);
-	ferry__get_bytes(c, m->u.challenge.mac, FERRY_MAC_LEN);
-	m->u.challenge.flags = ferry__get_u32(c);
-	return 0;
-}
-
-static int auth_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	ferry__put_bytes(c, m->u.auth.mac, FERRY_MAC_LEN);
-	return 0;
-}
-
-static int auth_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	ferry__get_bytes(c, m->u.auth.mac, FERRY_MAC_LEN);
-	return 0;
-}
-
-static void params_put(struct ferry__wcur *c, const struct ferry_params *p)
-{
-	ferry__put_u32(c, p->mode);
-	ferry__put_u32(c, p->transports);
-	ferry__put_u32(c, p->streams);
-	ferry__put_u32(c, p->slots);
-	ferry__put_u32(c, p->depth);
-	ferry__put_u64(c, p->chunk_size);
-	ferry__put_u32(c, p->cksum);
-	ferry__put_u64(c, p->total_bytes);
-	ferry__put_u64(c, p->xfer_id);
-}
-
-static void params_get(struct ferry__rcur *c, struct ferry_params *p)
-{
-	p->mode = ferry__get_u32(c);
-	p->transports = ferry__get_u32(c);
-	p->streams = ferry__get_u32(c);
-	p->slots = ferry__get_u32(c);
-	p->depth = ferry__get_u32(c);
-	p->chunk_size = ferry__get_u64(c);
-	p->cksum = ferry__get_u32(c);
-	p->total_bytes = ferry__get_u64(c);
-	p->xfer_id = ferry__get_u64(c);
-}
-
-static int propose_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	params_put(c, &m->u.propose);
-	return 0;
-}
-
-static int propose_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	params_get(c, &m->u.propose);
-	return 0;
-}
-
-static int ready_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	if (m->u.ready.len > FERRY_EP_MAX)
-		return -EINVAL;
-	ferry__put_u16(c, m->u.ready.len);
-	ferry__put_bytes(c, m->u.ready.data, m->u.ready.len);
-	return 0;
-}
-
-static int ready_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	m->u.ready.len = ferry__get_u16(c);
-	if (m->u.ready.len > FERRY_EP_MAX)
-		return -FERRY_EPROTO;
-	ferry__get_bytes(c, m->u.ready.data, m->u.ready.len);
-	return 0;
-}
-
-static int accept_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	const struct ferry_msg_ep *ep = &m->u.accept.ep;
-
-	if (ep->len > FERRY_EP_MAX)
-		return -EINVAL;
-	params_put(c, &m->u.accept.params);
-	ferry__put_u16(c, ep->len);
-	ferry__put_bytes(c, ep->data, ep->len);
-	return 0;
-}
-
-static int accept_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	struct ferry_msg_ep *ep = &m->u.accept.ep;
-
-	params_get(c, &m->u.accept.params);
-	ep->len = ferry__get_u16(c);
-	if (ep->len > FERRY_EP_MAX)
-		return -FERRY_EPROTO;
-	ferry__get_bytes(c, ep->data, ep->len);
-	return 0;
-}
-
-/* ERROR text: printable, so a peer cannot drive our user's terminal. */
+/* ERROR and FILE_DONE text: printable, so a peer cannot drive our user's
+ * terminal. */
 static bool text_char_ok(unsigned char ch)
 {
 	return ch == '\t' || ch == '\n' || (ch >= 0x20 && ch != 0x7f);
 }
 
-static int error_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	ferry__put_i32(c, m->u.error.code);
-	return ferry__put_str(c, m->u.error.text, FERRY_ERRTEXT_MAX,
-			      text_char_ok);
-}
+LAYOUT(hello, BYTES(struct ferry_msg_hello, nonce),
+       INT(struct ferry_msg_hello, flags),
+       NAME(struct ferry_msg_hello, name));
+LAYOUT(challenge, BYTES(struct ferry_msg_challenge, nonce),
+       BYTES(struct ferry_msg_challenge, mac),
+       INT(struct ferry_msg_challenge, flags));
+LAYOUT(auth, BYTES(struct ferry_msg_auth, mac));
+LAYOUT(params, INT(struct ferry_params, mode),
+       INT(struct ferry_params, transports),
+       INT(struct ferry_params, streams), INT(struct ferry_params, slots),
+       INT(struct ferry_params, depth),
+       INT(struct ferry_params, chunk_size),
+       INT(struct ferry_params, cksum),
+       INT(struct ferry_params, total_bytes),
+       INT(struct ferry_params, xfer_id));
+LAYOUT(ep, VAR(struct ferry_msg_ep, len, data, FERRY_EP_MAX));
+LAYOUT(accept, SUB(struct ferry_msg_accept, params, params_body),
+       SUB(struct ferry_msg_accept, ep, ep_body));
+LAYOUT(error, INT(struct ferry_msg_error, code),
+       STR(struct ferry_msg_error, text, text_char_ok));
+LAYOUT(fin, INT(struct ferry_msg_fin, bytes),
+       INT(struct ferry_msg_fin, chunks));
+LAYOUT(result, INT(struct ferry_msg_result, bytes),
+       INT(struct ferry_msg_result, chunks),
+       INT(struct ferry_msg_result, crc_errors),
+       INT(struct ferry_msg_result, cpu_user_us),
+       INT(struct ferry_msg_result, cpu_sys_us),
+       INT(struct ferry_msg_result, status));
+LAYOUT(files, INT(struct ferry_msg_files, flags),
+       INT(struct ferry_msg_files, cksum),
+       INT(struct ferry_msg_files, n_entries),
+       STR(struct ferry_msg_files, dest, ferry__char_any));
+LAYOUT(blob, INT_MAX_(struct ferry_msg_blob, last, 1),
+       VAR(struct ferry_msg_blob, len, data, FERRY_BLOB_MAX));
+LAYOUT(file_sum, INT(struct ferry_msg_file_sum, idx),
+       INT(struct ferry_msg_file_sum, flags),
+       INT(struct ferry_msg_file_sum, crc32c),
+       INT(struct ferry_msg_file_sum, adler32));
+LAYOUT(file_done, INT(struct ferry_msg_file_done, idx),
+       INT(struct ferry_msg_file_done, status),
+       INT(struct ferry_msg_file_done, crc32c),
+       INT(struct ferry_msg_file_done, adler32),
+       STR(struct ferry_msg_file_done, text, text_char_ok));
+LAYOUT(req, INT(struct ferry_msg_req, op), INT(struct ferry_msg_req, flags),
+       INT(struct ferry_msg_req, arg),
+       STR(struct ferry_msg_req, path, ferry__char_any),
+       VAR(struct ferry_msg_req, len, data, FERRY_REQ_DATA_MAX));
+LAYOUT(reply, INT(struct ferry_msg_reply, op),
+       INT(struct ferry_msg_reply, flags), INT(struct ferry_msg_reply, arg),
+       VAR(struct ferry_msg_reply, len, data, FERRY_REPLY_DATA_MAX));
+LAYOUT(marker, INT(struct ferry_msg_marker, bytes),
+       INT(struct ferry_msg_marker, total),
+       INT(struct ferry_msg_marker, rate),
+       INT(struct ferry_msg_marker, elapsed_ms),
+       INT(struct ferry_msg_marker, files_done),
+       INT(struct ferry_msg_marker, files_total));
 
-static int error_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	m->u.error.code = ferry__get_i32(c);
-	return ferry__get_str(c, m->u.error.text, FERRY_ERRTEXT_MAX,
-			      text_char_ok);
-}
-
-static int fin_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	ferry__put_u64(c, m->u.fin.bytes);
-	ferry__put_u64(c, m->u.fin.chunks);
-	return 0;
-}
-
-static int fin_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	m->u.fin.bytes = ferry__get_u64(c);
-	m->u.fin.chunks = ferry__get_u64(c);
-	return 0;
-}
-
-static int result_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	const struct ferry_msg_result *r = &m->u.result;
-
-	ferry__put_u64(c, r->bytes);
-	ferry__put_u64(c, r->chunks);
-	ferry__put_u64(c, r->crc_errors);
-	ferry__put_u64(c, r->cpu_user_us);
-	ferry__put_u64(c, r->cpu_sys_us);
-	ferry__put_i32(c, r->status);
-	return 0;
-}
-
-static int result_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	struct ferry_msg_result *r = &m->u.result;
-
-	r->bytes = ferry__get_u64(c);
-	r->chunks = ferry__get_u64(c);
-	r->crc_errors = ferry__get_u64(c);
-	r->cpu_user_us = ferry__get_u64(c);
-	r->cpu_sys_us = ferry__get_u64(c);
-	r->status = ferry__get_i32(c);
-	return 0;
-}
-
-static int files_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	ferry__put_u32(c, m->u.files.flags);
-	ferry__put_u32(c, m->u.files.cksum);
-	ferry__put_u64(c, m->u.files.n_entries);
-	return ferry__put_str(c, m->u.files.dest, FERRY_DEST_MAX, ferry__char_any);
-}
-
-static int files_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	m->u.files.flags = ferry__get_u32(c);
-	m->u.files.cksum = ferry__get_u32(c);
-	m->u.files.n_entries = ferry__get_u64(c);
-	return ferry__get_str(c, m->u.files.dest, FERRY_DEST_MAX, ferry__char_any);
-}
-
-static int blob_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	if (m->u.blob.len > FERRY_BLOB_MAX || m->u.blob.last > 1)
-		return -EINVAL;
-	ferry__put_u8(c, m->u.blob.last);
-	ferry__put_u32(c, m->u.blob.len);
-	ferry__put_bytes(c, m->u.blob.data, m->u.blob.len);
-	return 0;
-}
-
-static int blob_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	m->u.blob.last = ferry__get_u8(c);
-	m->u.blob.len = ferry__get_u32(c);
-	if (m->u.blob.last > 1 || m->u.blob.len > FERRY_BLOB_MAX)
-		return -FERRY_EPROTO;
-	ferry__get_bytes(c, m->u.blob.data, m->u.blob.len);
-	return 0;
-}
-
-static int file_sum_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	ferry__put_u32(c, m->u.file_sum.idx);
-	ferry__put_u32(c, m->u.file_sum.flags);
-	ferry__put_u32(c, m->u.file_sum.crc32c);
-	ferry__put_u32(c, m->u.file_sum.adler32);
-	return 0;
-}
-
-static int file_sum_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	m->u.file_sum.idx = ferry__get_u32(c);
-	m->u.file_sum.flags = ferry__get_u32(c);
-	m->u.file_sum.crc32c = ferry__get_u32(c);
-	m->u.file_sum.adler32 = ferry__get_u32(c);
-	return 0;
-}
-
-static int file_done_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	ferry__put_u32(c, m->u.file_done.idx);
-	ferry__put_i32(c, m->u.file_done.status);
-	ferry__put_u32(c, m->u.file_done.crc32c);
-	ferry__put_u32(c, m->u.file_done.adler32);
-	return ferry__put_str(c, m->u.file_done.text, FERRY_ERRTEXT_MAX,
-		       text_char_ok);
-}
-
-static int file_done_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	m->u.file_done.idx = ferry__get_u32(c);
-	m->u.file_done.status = ferry__get_i32(c);
-	m->u.file_done.crc32c = ferry__get_u32(c);
-	m->u.file_done.adler32 = ferry__get_u32(c);
-	return ferry__get_str(c, m->u.file_done.text, FERRY_ERRTEXT_MAX,
-		       text_char_ok);
-}
-
-static int req_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	const struct ferry_msg_req *r = &m->u.req;
-	int ret;
-
-	if (r->len > FERRY_REQ_DATA_MAX)
-		return -EINVAL;
-	ferry__put_u32(c, r->op);
-	ferry__put_u32(c, r->flags);
-	ferry__put_u64(c, r->arg);
-	ret = ferry__put_str(c, r->path, FERRY_DEST_MAX, ferry__char_any);
-	if (ret)
-		return ret;
-	ferry__put_u32(c, r->len);
-	ferry__put_bytes(c, r->data, r->len);
-	return 0;
-}
-
-static int req_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	struct ferry_msg_req *r = &m->u.req;
-	int ret;
-
-	r->op = ferry__get_u32(c);
-	r->flags = ferry__get_u32(c);
-	r->arg = ferry__get_u64(c);
-	ret = ferry__get_str(c, r->path, FERRY_DEST_MAX, ferry__char_any);
-	if (ret)
-		return ret;
-	r->len = ferry__get_u32(c);
-	if (r->len > FERRY_REQ_DATA_MAX)
-		return -FERRY_EPROTO;
-	ferry__get_bytes(c, r->data, r->len);
-	return 0;
-}
-
-static int reply_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	const struct ferry_msg_reply *r = &m->u.reply;
-
-	if (r->len > FERRY_REPLY_DATA_MAX)
-		return -EINVAL;
-	ferry__put_u32(c, r->op);
-	ferry__put_u32(c, r->flags);
-	ferry__put_u64(c, r->arg);
-	ferry__put_u32(c, r->len);
-	ferry__put_bytes(c, r->data, r->len);
-	return 0;
-}
-
-static int reply_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	struct ferry_msg_reply *r = &m->u.reply;
-
-	r->op = ferry__get_u32(c);
-	r->flags = ferry__get_u32(c);
-	r->arg = ferry__get_u64(c);
-	r->len = ferry__get_u32(c);
-	if (r->len > FERRY_REPLY_DATA_MAX)
-		return -FERRY_EPROTO;
-	ferry__get_bytes(c, r->data, r->len);
-	return 0;
-}
-
-static int marker_enc(struct ferry__wcur *c, const struct ferry_msg *m)
-{
-	const struct ferry_msg_marker *k = &m->u.marker;
-
-	ferry__put_u64(c, k->bytes);
-	ferry__put_u64(c, k->total);
-	ferry__put_u64(c, k->rate);
-	ferry__put_u64(c, k->elapsed_ms);
-	ferry__put_u32(c, k->files_done);
-	ferry__put_u32(c, k->files_total);
-	return 0;
-}
-
-static int marker_dec(struct ferry__rcur *c, struct ferry_msg *m)
-{
-	struct ferry_msg_marker *k = &m->u.marker;
-
-	k->bytes = ferry__get_u64(c);
-	k->total = ferry__get_u64(c);
-	k->rate = ferry__get_u64(c);
-	k->elapsed_ms = ferry__get_u64(c);
-	k->files_done = ferry__get_u32(c);
-	k->files_total = ferry__get_u32(c);
-	return 0;
-}
+struct msg_codec {
+	const char *name;
+	const struct layout *body;
+};
 
 static const struct msg_codec codecs[] = {
-	[FERRY_MSG_HELLO] = { "HELLO", hello_enc, hello_dec },
-	[FERRY_MSG_CHALLENGE] = { "CHALLENGE", challenge_enc, challenge_dec },
-	[FERRY_MSG_AUTH] = { "AUTH", auth_enc, auth_dec },
-	[FERRY_MSG_PROPOSE] = { "PROPOSE", propose_enc, propose_dec },
-	[FERRY_MSG_ACCEPT] = { "ACCEPT", accept_enc, accept_dec },
-	[FERRY_MSG_ERROR] = { "ERROR", error_enc, error_dec },
-	[FERRY_MSG_READY] = { "READY", ready_enc, ready_dec },
-	[FERRY_MSG_FIN] = { "FIN", fin_enc, fin_dec },
-	[FERRY_MSG_RESULT] = { "RESULT", result_enc, result_dec },
-	[FERRY_MSG_FILES] = { "FILES", files_enc, files_dec },
-	[FERRY_MSG_MANIFEST] = { "MANIFEST", blob_enc, blob_dec },
-	[FERRY_MSG_PLAN] = { "PLAN", blob_enc, blob_dec },
-	[FERRY_MSG_FILE_SUM] = { "FILE_SUM", file_sum_enc, file_sum_dec },
-	[FERRY_MSG_FILE_DONE] = { "FILE_DONE", file_done_enc, file_done_dec },
-	[FERRY_MSG_REQ] = { "REQ", req_enc, req_dec },
-	[FERRY_MSG_REPLY] = { "REPLY", reply_enc, reply_dec },
-	[FERRY_MSG_MARKER] = { "MARKER", marker_enc, marker_dec },
-	[FERRY_MSG_FILE_SUMS] = { "FILE_SUMS", blob_enc, blob_dec },
-	[FERRY_MSG_FILE_DONES] = { "FILE_DONES", blob_enc, blob_dec },
+	[FERRY_MSG_HELLO] = { "HELLO", &hello_body },
+	[FERRY_MSG_CHALLENGE] = { "CHALLENGE", &challenge_body },
+	[FERRY_MSG_AUTH] = { "AUTH", &auth_body },
+	[FERRY_MSG_PROPOSE] = { "PROPOSE", &params_body },
+	[FERRY_MSG_ACCEPT] = { "ACCEPT", &accept_body },
+	[FERRY_MSG_ERROR] = { "ERROR", &error_body },
+	[FERRY_MSG_READY] = { "READY", &ep_body },
+	[FERRY_MSG_FIN] = { "FIN", &fin_body },
+	[FERRY_MSG_RESULT] = { "RESULT", &result_body },
+	[FERRY_MSG_FILES] = { "FILES", &files_body },
+	[FERRY_MSG_MANIFEST] = { "MANIFEST", &blob_body },
+	[FERRY_MSG_PLAN] = { "PLAN", &blob_body },
+	[FERRY_MSG_FILE_SUM] = { "FILE_SUM", &file_sum_body },
+	[FERRY_MSG_FILE_DONE] = { "FILE_DONE", &file_done_body },
+	[FERRY_MSG_REQ] = { "REQ", &req_body },
+	[FERRY_MSG_REPLY] = { "REPLY", &reply_body },
+	[FERRY_MSG_MARKER] = { "MARKER", &marker_body },
+	[FERRY_MSG_FILE_SUMS] = { "FILE_SUMS", &blob_body },
+	[FERRY_MSG_FILE_DONES] = { "FILE_DONES", &blob_body },
 };
+
+/* ---- one encoder and one decoder, driven by a layout -------------------- */
+
+/* An unsigned integer member of n bytes, and back. */
+static uint64_t load_uint(const uint8_t *p, unsigned n)
+{
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	switch (n) {
+	case 1: memcpy(&u8, p, 1); return u8;
+	case 2: memcpy(&u16, p, 2); return u16;
+	case 4: memcpy(&u32, p, 4); return u32;
+	default: memcpy(&u64, p, 8); return u64;
+	}
+}
+
+static void store_uint(uint8_t *p, unsigned n, uint64_t v)
+{
+	uint8_t u8 = (uint8_t)v;
+	uint16_t u16 = (uint16_t)v;
+	uint32_t u32 = (uint32_t)v;
+
+	switch (n) {
+	case 1: memcpy(p, &u8, 1); break;
+	case 2: memcpy(p, &u16, 2); break;
+	case 4: memcpy(p, &u32, 4); break;
+	default: memcpy(p, &v, 8); break;
+	}
+}
+
+/* Write the fields of lay from base; returns 0 or -EINVAL (a value its
+ * field does not allow). Overruns show in c: every field is still
+ * checked, so an invalid message is -EINVAL whatever the room. */
+static int enc_layout(struct ferry__wcur *c, const struct layout *lay,
+		      const uint8_t *base)
+{
+	for (size_t i = 0; i < lay->n; i++) {
+		const struct field *f = &lay->f[i];
+		const uint8_t *p = base + f->off;
+		uint64_t v;
+		int ret = 0;
+
+		switch (f->kind) {
+		case F_INT:
+			v = load_uint(p, f->size);
+			if (f->max && v > f->max)
+				return -EINVAL;
+			ferry__put_le(c, v, f->size);
+			break;
+		case F_BYTES:
+			ferry__put_bytes(c, p, f->size);
+			break;
+		case F_STR:
+			ret = ferry__put_str(c, (const char *)p, f->max, f->ok);
+			break;
+		case F_NAME:
+			if (!ferry__ctrl_keyname_valid((const char *)p))
+				return -EINVAL;
+			v = strlen((const char *)p);
+			ferry__put_u8(c, (uint8_t)v);
+			ferry__put_bytes(c, p, v);
+			break;
+		case F_VAR:
+			v = load_uint(p, f->size);
+			if (v > f->max)
+				return -EINVAL;
+			ferry__put_le(c, v, f->size);
+			ferry__put_bytes(c, base + f->off2, v);
+			break;
+		case F_SUB:
+			ret = enc_layout(c, f->sub, p);
+			break;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Read the fields of lay into base; returns 0 or -FERRY_EPROTO (a value
+ * its field does not allow). Overruns and trailing bytes are the
+ * caller's to check. */
+static int dec_layout(struct ferry__rcur *c, const struct layout *lay,
+		      uint8_t *base)
+{
+	for (size_t i = 0; i < lay->n; i++) {
+		const struct field *f = &lay->f[i];
+		uint8_t *p = base + f->off;
+		uint64_t v;
+		int ret = 0;
+
+		switch (f->kind) {
+		case F_INT:
+			v = ferry__get_le(c, f->size);
+			if (f->max && v > f->max)
+				return -FERRY_EPROTO;
+			store_uint(p, f->size, v);
+			break;
+		case F_BYTES:
+			ferry__get_bytes(c, p, f->size);
+			break;
+		case F_STR:
+			ret = ferry__get_str(c, (char *)p, f->max, f->ok);
+			break;
+		case F_NAME:
+			v = ferry__get_u8(c);
+			if (v > FERRY_KEYNAME_MAX)
+				return -FERRY_EPROTO;
+			ferry__get_bytes(c, p, v);
+			p[v] = '\0';
+			/* byte by byte: a NUL inside would hide what follows */
+			for (size_t k = 0; k < v; k++)
+				if (!keyname_char_ok(p[k]))
+					return -FERRY_EPROTO;
+			break;
+		case F_VAR:
+			v = ferry__get_le(c, f->size);
+			if (v > f->max)
+				return -FERRY_EPROTO;
+			store_uint(p, f->size, v);
+			ferry__get_bytes(c, base + f->off2, v);
+			break;
+		case F_SUB:
+			ret = dec_layout(c, f->sub, p);
+			break;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
 
 static const struct msg_codec *codec_of(uint16_t type)
 {
@@ -480,11 +367,9 @@ int ferry__ctrl_encode(const struct ferry_msg *m, uint8_t *buf, size_t cap,
 				  .cap = cap - FERRY_CTRL_HDR_LEN };
 	if (c.cap > FERRY_CTRL_MAX_BODY)
 		c.cap = FERRY_CTRL_MAX_BODY;
-	if (k->enc) {
-		ret = k->enc(&c, m);
-		if (ret)
-			return ret;
-	}
+	ret = enc_layout(&c, k->body, (const uint8_t *)&m->u);
+	if (ret)
+		return ret;
 	if (c.overrun)
 		return -FERRY_ETOOBIG;
 	put_header(buf, (uint32_t)c.off, m->type);
@@ -534,11 +419,9 @@ int ferry__ctrl_decode(const uint8_t *buf, size_t len, struct ferry_msg *out,
 
 	c = (struct ferry__rcur){ .p = buf + FERRY_CTRL_HDR_LEN,
 				  .len = body_len };
-	if (k->dec) {
-		ret = k->dec(&c, out);
-		if (ret)
-			return ret;
-	}
+	ret = dec_layout(&c, k->body, (uint8_t *)&out->u);
+	if (ret)
+		return ret;
 	if (c.overrun || ferry__get_left(&c))
 		return -FERRY_EPROTO;
 	*consumed = FERRY_CTRL_HDR_LEN + body_len;

@@ -9,6 +9,7 @@
 
 #include "ferry/error.h"
 #include "ferry/key.h"
+#include "io/fsx.h"
 #include "util/util.h"
 
 #define HEX_LEN (2 * FERRY_KEY_LEN)
@@ -25,22 +26,6 @@ static int hex_val(char ch)
 	if (ch >= 'A' && ch <= 'F')
 		return ch - 'A' + 10;
 	return -1;
-}
-
-static int write_full(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 int ferry_key_generate(const char *path, char *why, size_t whylen)
@@ -76,7 +61,7 @@ int ferry_key_generate(const char *path, char *why, size_t whylen)
 				   path, ferry_strerror(ret));
 		goto out_wipe;
 	}
-	ret = write_full(fd, text, sizeof(text));
+	ret = ferry__fs_pwrite_full(fd, text, sizeof(text), 0);
 	if (!ret && fsync(fd) < 0)
 		ret = -errno;
 	if (close(fd) < 0 && !ret)

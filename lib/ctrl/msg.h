@@ -24,7 +24,6 @@
 #include "ferry/key.h"
 #include "ferry/xport.h" /* FERRY_EP_MAX */
 #include "util/util.h"
-#include "xport/xport_ids.h" /* ferry_params.transports */
 
 #define FERRY_CTRL_MAGIC 0x59525246u
 #define FERRY_PROTO_VERSION 1

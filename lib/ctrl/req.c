@@ -12,10 +12,11 @@
 #include <string.h>
 
 #include "ctrl/req.h"
-#include "ctrl/wire.h"
 #include "ferry/error.h"
 #include "ferry/log.h"
-#include "io/manifest.h"
+#include "io/manifest.h" /* entry types; the arrow is ctrl -> io */
+#include "util/cursor.h"
+#include "util/path.h"
 
 /* ---- strings: u16 length, bytes ---------------------------------------
  *

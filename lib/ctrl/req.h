@@ -10,6 +10,10 @@
  * Encoders return -FERRY_ETOOBIG when the result does not fit cap.
  * Manifest-encoded lists (LIST replies, TOKEN requests) use
  * ferry__manifest_encode/decode (io/manifest.h) as they are.
+ *
+ * Includes: lib/ctrl may include lib/io's manifest.h, never the other
+ * way round; both take their byte cursor (util/cursor.h) and path rules
+ * (util/path.h) from lib/util.
  */
 #ifndef FERRY_CTRL_REQ_H
 #define FERRY_CTRL_REQ_H
@@ -78,7 +82,7 @@ int ferry__push_encode(const struct ferry_push_spec *p, uint8_t *buf,
 		       size_t cap, size_t *len);
 /* Fills p; p->items (and their strings) are allocated: free with
  * ferry__push_free. n is at most FERRY_PUSH_MAX_ITEMS; src and name must
- * be valid manifest paths (ferry__path_valid; src may start with '/').
+ * be valid relative paths (util/path.h; src may start with '/').
  * Returns 0, -FERRY_EPROTO or -ENOMEM. */
 int ferry__push_decode(const uint8_t *buf, size_t len,
 		       struct ferry_push_spec *p);

@@ -18,6 +18,7 @@
 #include "pipe/net.h"
 #include "pipe/session.h"
 #include "util/util.h"
+#include "xport/xport_ids.h"
 
 struct ferry_server {
 	int fd;

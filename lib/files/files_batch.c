@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctrl/wire.h"
 #include "ferry/error.h"
 #include "files/files.h"
+#include "util/cursor.h"
 
 int ferry__batch_init(struct ferry__batch *b, uint16_t type)
 {

@@ -5,10 +5,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "ctrl/wire.h"
 #include "ferry/error.h"
 #include "ferry/sum.h"
 #include "files/files.h"
+#include "util/cursor.h"
 
 /* Entry: u32 idx, u8 action; EXISTS: u32 crc32c, u32 adler32; RESUME:
  * u32 n_ranges, then n x (u64 first, u64 count); FAIL: u32 status, u8

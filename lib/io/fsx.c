@@ -364,14 +364,14 @@ err_fd:
 	return ret;
 }
 
-int ferry__fs_pread_full(int fd, void *buf, size_t len, uint64_t off)
+/* pread (wr false) or pwrite exactly len bytes at off. */
+static int prw_full(int fd, char *p, size_t len, uint64_t off, bool wr)
 {
-	char *p = buf;
-
 	if (len > SSIZE_MAX || off > (uint64_t)INT64_MAX - len)
 		return -EINVAL;
 	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
+		ssize_t n = wr ? pwrite(fd, p, len, (off_t)off) :
+				 pread(fd, p, len, (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -379,7 +379,7 @@ int ferry__fs_pread_full(int fd, void *buf, size_t len, uint64_t off)
 			return -errno;
 		}
 		if (n == 0)
-			return -EIO; /* the file shrank */
+			return -EIO; /* reading: the file shrank */
 		p += n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
@@ -387,25 +387,13 @@ int ferry__fs_pread_full(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+int ferry__fs_pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	return prw_full(fd, buf, len, off, false);
+}
+
 int ferry__fs_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
 {
-	const char *p = buf;
-
-	if (len > SSIZE_MAX || off > (uint64_t)INT64_MAX - len)
-		return -EINVAL;
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
+	/* not written through: pwrite only reads buf */
+	return prw_full(fd, (char *)buf, len, off, true);
 }

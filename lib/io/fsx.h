@@ -72,8 +72,9 @@ int ferry__fs_open_source_with(int (*open_fn)(void *arg, const char *path,
 					      int flags),
 			       void *arg, const char *path, bool *direct);
 
-/* pread/pwrite exactly len bytes (looping on short I/O, EINTR). A short
- * read at end of file is -EIO (the file shrank). Return 0 or -errno. With
+/* pread/pwrite exactly len bytes (looping on short I/O, EINTR): the one
+ * such loop in lib (part files, journals, key files). A short read at
+ * end of file is -EIO (the file shrank). Return 0 or -errno. With
  * O_DIRECT fds, buf/off/len must be 4 KiB aligned: the caller reads an
  * unaligned tail through a second fd opened without O_DIRECT. */
 int ferry__fs_pread_full(int fd, void *buf, size_t len, uint64_t off);

@@ -37,7 +37,9 @@
 #include <unistd.h>
 
 #include "ferry/sum.h"
+#include "io/fsx.h"
 #include "io/journal.h"
+#include "util/cursor.h"
 
 #define JNL_VERSION 1u
 #define JNL_HDR_LEN 36u
@@ -46,36 +48,6 @@
 #define JNL_READ_RECS 256u /* records per read while loading */
 
 static const uint8_t jnl_magic[4] = { 'F', 'J', 'N', 'L' };
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)p[i] << (8 * i);
-	return v;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 uint64_t ferry__journal_chunks(uint64_t size, uint64_t chunk_size)
 {
@@ -103,47 +75,34 @@ static ssize_t pread_upto(int fd, uint8_t *buf, size_t len, uint64_t off)
 	return (ssize_t)got;
 }
 
-static int pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 static void encode_hdr(uint8_t *p, const struct ferry_journal_hdr *h)
 {
-	memcpy(p, jnl_magic, 4);
-	put_le32(p + 4, JNL_VERSION);
-	put_le64(p + 8, h->size);
-	put_le64(p + 16, (uint64_t)h->mtime_ns);
-	put_le64(p + 24, h->chunk_size);
-	put_le32(p + 32, ferry_crc32c(0, p, 32));
+	struct ferry__wcur c = { .p = p, .cap = JNL_HDR_LEN };
+
+	ferry__put_bytes(&c, jnl_magic, 4);
+	ferry__put_u32(&c, JNL_VERSION);
+	ferry__put_u64(&c, h->size);
+	ferry__put_u64(&c, (uint64_t)h->mtime_ns);
+	ferry__put_u64(&c, h->chunk_size);
+	ferry__put_u32(&c, ferry_crc32c(0, p, c.off));
 }
 
 /* Apply one record to j; false if it is not a valid record for j. */
 static bool load_record(struct ferry_journal *j, const uint8_t *p,
 			uint64_t *n_have)
 {
-	uint64_t idx = get_le64(p);
+	struct ferry__rcur c = { .p = p, .len = JNL_REC_LEN };
+	uint64_t idx = ferry__get_u64(&c);
+	uint32_t crc32c = ferry__get_u32(&c), adler32 = ferry__get_u32(&c);
 	struct ferry_chunk_sum *s;
 
-	if (get_le32(p + 16) != ferry_crc32c(0, p, 16) || idx >= j->n_chunks)
+	if (ferry__get_u32(&c) != ferry_crc32c(0, p, 16) || idx >= j->n_chunks)
 		return false;
 	s = &j->sums[idx];
 	if (!s->have)
 		(*n_have)++;
-	s->crc32c = get_le32(p + 8);
-	s->adler32 = get_le32(p + 12);
+	s->crc32c = crc32c;
+	s->adler32 = adler32;
 	s->have = true;
 	return true;
 }
@@ -189,7 +148,7 @@ static int write_fresh(const struct ferry_journal *j, int fd)
 	if (ftruncate(fd, 0) != 0)
 		return -errno;
 	encode_hdr(hdr, &j->h);
-	return pwrite_all(fd, hdr, sizeof(hdr), 0);
+	return ferry__fs_pwrite_full(fd, hdr, sizeof(hdr), 0);
 }
 
 int ferry__journal_open(struct ferry_journal *j, int parentfd,
@@ -269,6 +228,7 @@ int ferry__journal_add(struct ferry_journal *j, uint64_t idx, uint32_t crc32c,
 		       uint32_t adler32)
 {
 	uint8_t rec[JNL_REC_LEN];
+	struct ferry__wcur c = { .p = rec, .cap = sizeof(rec) };
 	struct ferry_chunk_sum *s;
 	uint64_t off;
 	int rc;
@@ -278,12 +238,12 @@ int ferry__journal_add(struct ferry_journal *j, uint64_t idx, uint32_t crc32c,
 	s = &j->sums[idx];
 	if (s->have && s->crc32c == crc32c && s->adler32 == adler32)
 		return 0;
-	put_le64(rec, idx);
-	put_le32(rec + 8, crc32c);
-	put_le32(rec + 12, adler32);
-	put_le32(rec + 16, ferry_crc32c(0, rec, 16));
+	ferry__put_u64(&c, idx);
+	ferry__put_u32(&c, crc32c);
+	ferry__put_u32(&c, adler32);
+	ferry__put_u32(&c, ferry_crc32c(0, rec, c.off));
 	off = atomic_fetch_add(&j->end_, JNL_REC_LEN);
-	rc = pwrite_all(j->fd, rec, sizeof(rec), off);
+	rc = ferry__fs_pwrite_full(j->fd, rec, sizeof(rec), off);
 	if (rc)
 		return rc;
 	if (!s->have)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctrl/wire.h"
 #include "ferry/error.h"
 #include "io/manifest.h"
+#include "util/cursor.h"
 
 /* u16 path length, u8 type, u32 mode, u64 size, i64 mtime_ns */
 #define ENTRY_FIXED (2 + 1 + 4 + 8 + 8)
@@ -50,28 +50,6 @@ void ferry__manifest_free(struct ferry_manifest *m)
 	manifest_truncate(m, 0);
 	free(m->e);
 	ferry__manifest_init(m);
-}
-
-bool ferry__path_valid(const char *path)
-{
-	size_t len = strnlen(path, FERRY_PATH_MAX);
-	const char *p = path;
-
-	if (len == 0 || len >= FERRY_PATH_MAX)
-		return false;
-	for (;;) {
-		const char *slash = strchr(p, '/');
-		size_t n = slash ? (size_t)(slash - p) : strlen(p);
-
-		if (n == 0) /* leading '/', "//" or trailing '/' */
-			return false;
-		if ((n == 1 && p[0] == '.') ||
-		    (n == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
-		if (!slash)
-			return true;
-		p = slash + 1;
-	}
 }
 
 static int manifest_grow(struct ferry_manifest *m)

@@ -3,8 +3,12 @@
  * The sender walks its PATH arguments into a manifest of entries (relative
  * path, type, size, mode, mtime); the manifest crosses the control channel
  * in batches; the receiver validates every path before anything is
- * created. Paths are relative, '/'-separated, with no empty, "." or ".."
- * components, at most FERRY_PATH_MAX bytes, no NUL.
+ * created. Paths follow util/path.h (ferry__path_valid).
+ *
+ * Includes: lib/io uses lib/util (cursor, path rules) and nothing of
+ * lib/ctrl; lib/ctrl may include this header (LIST and TOKEN data are
+ * manifest-encoded, STAT types are entry types). The arrow goes one way:
+ * ctrl -> io -> util.
  */
 #ifndef FERRY_IO_MANIFEST_H
 #define FERRY_IO_MANIFEST_H
@@ -13,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FERRY_PATH_MAX 4096
+#include "util/path.h" /* FERRY_PATH_MAX, ferry__path_valid */
 
 enum ferry_entry_type {
 	FERRY_ENTRY_FILE = 1,
@@ -68,9 +72,6 @@ struct ferry_walk_opts {
 int ferry__manifest_walk(struct ferry_manifest *m, char *const *paths,
 			 size_t n_paths, const struct ferry_walk_opts *o,
 			 char *why, size_t whylen);
-
-/* true when path is a valid relative manifest path (see above). */
-bool ferry__path_valid(const char *path);
 
 /* Encoded size of the longest entry: a batch buffer of at least this many
  * bytes always makes progress. */

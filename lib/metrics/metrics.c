@@ -223,23 +223,23 @@ enum ferry__m_class ferry__metrics_err_class(int err)
 	}
 }
 
+const char *const ferry__m_class_names[FERRY__M_CLASSES] = {
+	[FERRY__M_AUTH] = "auth",
+	[FERRY__M_TIMEOUT] = "timeout",
+	[FERRY__M_PEER] = "peer",
+	[FERRY__M_NETWORK] = "network",
+	[FERRY__M_PROTOCOL] = "protocol",
+	[FERRY__M_NEGOTIATE] = "negotiate",
+	[FERRY__M_CHECKSUM] = "checksum",
+	[FERRY__M_IO] = "io",
+	[FERRY__M_RESOURCE] = "resource",
+	[FERRY__M_CANCELLED] = "cancelled",
+	[FERRY__M_OTHER] = "other",
+};
+
 const char *ferry__metrics_err_name(enum ferry__m_class c)
 {
-	static const char *const names[FERRY__M_CLASSES] = {
-		[FERRY__M_AUTH] = "auth",
-		[FERRY__M_TIMEOUT] = "timeout",
-		[FERRY__M_PEER] = "peer",
-		[FERRY__M_NETWORK] = "network",
-		[FERRY__M_PROTOCOL] = "protocol",
-		[FERRY__M_NEGOTIATE] = "negotiate",
-		[FERRY__M_CHECKSUM] = "checksum",
-		[FERRY__M_IO] = "io",
-		[FERRY__M_RESOURCE] = "resource",
-		[FERRY__M_CANCELLED] = "cancelled",
-		[FERRY__M_OTHER] = "other",
-	};
-
-	return c < FERRY__M_CLASSES ? names[c] : "other";
+	return c < FERRY__M_CLASSES ? ferry__m_class_names[c] : "other";
 }
 
 /* Retired totals plus every live pipeline. Caller holds the lock. */
@@ -259,6 +259,10 @@ void ferry__metrics_snapshot(struct ferry__m_snap *s)
 	pthread_mutex_lock(&reg.lock);
 	current(s);
 	pthread_mutex_unlock(&reg.lock);
+	s->chunk_cksum_fail = 0;
+	for (unsigned i = 0; i < s->n_xport; i++)
+		s->chunk_cksum_fail += s->x[i].v[0].crc_errors +
+				       s->x[i].v[1].crc_errors;
 }
 
 void ferry__metrics_sample_at(uint64_t now_ns)

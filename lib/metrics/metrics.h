@@ -78,6 +78,7 @@ enum ferry__m_class {
 };
 enum ferry__m_class ferry__metrics_err_class(int err);
 const char *ferry__metrics_err_name(enum ferry__m_class c);
+extern const char *const ferry__m_class_names[FERRY__M_CLASSES];
 
 /* Goodput sample at now_ns (ferry_metrics_sample takes the clock). */
 void ferry__metrics_sample_at(uint64_t now_ns);
@@ -98,7 +99,10 @@ struct ferry__m_snap {
 	uint64_t sessions_active[2], sessions_ok[2], sessions_err[2];
 	uint64_t errors[2][FERRY__M_CLASSES];
 	uint64_t files_published[2], files_skipped[2], files_failed[2];
-	uint64_t files_resumed[2], file_cksum_fail;
+	uint64_t files_resumed[2];
+	uint64_t chunk_cksum_fail; /* crc_errors of every transport (set by
+				      ferry__metrics_snapshot) */
+	uint64_t file_cksum_fail;
 	struct ferry__m_uroce uroce;
 	unsigned n_netdev;
 	char netdev[FERRY__M_MAX_NETDEV][16];

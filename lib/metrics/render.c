@@ -1,14 +1,19 @@
 /* ferry_metrics_render: the registry, this process's CPU time and context
  * switches, and the host signals, as Prometheus text (format 0.0.4).
- * Each family is written once, HELP and TYPE first, then its samples;
+ * Every family is one row of metrics[] (name, type, help, where its values
+ * are, its labels), written once, HELP and TYPE first, then its samples;
  * label values are escaped (backslash, double quote, newline). */
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 
 #include "metrics/metrics.h"
+#include "util/util.h"
 
 struct out {
 	char *buf;
@@ -49,201 +54,294 @@ static const char *esc(char *dst, size_t n, const char *s)
 	return dst;
 }
 
-static void family(struct out *o, const char *name, const char *type,
-		   const char *help)
-{
-	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
+/* Where a family's values are. */
+enum msrc { M_SNAP, M_HOST, M_RUSAGE, M_NSRC };
+/* How a value is stored and written. */
+enum mval { V_U64, V_UINT, V_RATE, V_LONG, V_TIMEVAL };
+/* Which samples a family has. */
+enum mlabels {
+	L_NONE,   /* one, unlabelled */
+	L_DIMS,   /* one per combination of d[0] and d[1] */
+	L_XPORT,  /* one per transport and direction in use; d[0].stride:
+		     from direction rx to tx */
+	L_NETDEV, /* one per host interface (struct ferry__m_netdev) */
+};
+
+/* A label with fixed values, laid out stride bytes apart. An inner label
+ * (d[1]) takes its values from values[i0 * vstep + i1]. */
+struct mdim {
+	const char *label;
+	const char *const *values;
+	unsigned n;
+	size_t stride;
+	unsigned vstep;
+};
+
+struct metric {
+	const char *name, *type, *help;
+	enum msrc src;
+	enum mval val;
+	enum mlabels labels;
+	size_t off;  /* the first value, in the source (L_XPORT: in a
+			struct ferry__m_xport; L_NETDEV: a ferry__m_netdev) */
+	size_t when; /* 0, or 1 + the offset of a bool beside the values:
+			where false, L_NETDEV leaves that sample out and the
+			others the whole family */
+	struct mdim d[2];
+};
+
+#define GAP(T, a, b) (offsetof(T, b) - offsetof(T, a))
+#define SNAP(m) .src = M_SNAP, .off = offsetof(struct ferry__m_snap, m)
+/* a host value, there when flag is */
+#define HOST(m, flag) .src = M_HOST, .off = offsetof(struct ferry__m_host, m), \
+		      .when = 1 + offsetof(struct ferry__m_host, flag)
+/* a transport's value, rx then tx step bytes apart */
+#define XPORT(m, step) .labels = L_XPORT, \
+		       .off = offsetof(struct ferry__m_xport, m), \
+		       .d = { { .stride = step } }
+#define PIPE(m) XPORT(v[0].m, sizeof(struct ferry__m_pipe))
+#define NETDEV(m, flag) .src = M_HOST, .labels = L_NETDEV, \
+			.off = offsetof(struct ferry__m_netdev, m), \
+			.when = 1 + offsetof(struct ferry__m_netdev, flag)
+#define RUSAGE(a, b, label, names) \
+	.src = M_RUSAGE, .labels = L_DIMS, .off = offsetof(struct rusage, a), \
+	.d = { { label, names, 2, GAP(struct rusage, a, b), 0 } }
+#define ROLE { "role", role_name, 2, sizeof(uint64_t), 0 }
 
 static const char *const dir_name[2] = { "rx", "tx" };
 static const char *const role_name[2] = { "receiver", "sender" };
+static const char *const ok_error[2] = { "ok", "error" };
+static const char *const file_outcome[3] = { "published", "skipped",
+					     "failed" };
+static const char *const cksum_kind[2] = { "chunk", "file" };
+static const char *const nak_kind[2 * FERRY__M_NAK_KINDS] = {
+	"sequence", "rnr", "access", "other",   /* as received */
+	"sequence", "rnr", "access", "invalid", /* as sent */
+};
+static const char *const cpu_mode[2] = { "user", "system" };
+static const char *const csw_kind[2] = { "voluntary", "involuntary" };
 
-/* One family over every transport and direction in use. */
-enum xfield { XF_BYTES, XF_CHUNKS, XF_STALLS, XF_STREAMS, XF_GOODPUT };
+static_assert(GAP(struct ferry__m_snap, files_published, files_skipped) ==
+		      GAP(struct ferry__m_snap, files_skipped, files_failed),
+	      "files_total's outcomes lie evenly apart");
+static_assert(FERRY__M_NAK_KINDS == 4, "a name for every NAK kind");
+static_assert(FERRY__M_RX == 0 && FERRY__M_TX == 1 &&
+		      FERRY__M_RECEIVER == 0 && FERRY__M_SENDER == 1,
+	      "label values in index order");
 
-static void per_xport(struct out *o, const struct ferry__m_snap *s,
-		      enum xfield f, const char *name, const char *type,
-		      const char *help)
+static const struct metric metrics[] = {
+	{ "ferry_payload_bytes_total", "counter",
+	  "Payload bytes moved (chunk headers and framing not counted): sent (tx) or received and verified (rx).",
+	  PIPE(bytes) },
+	{ "ferry_chunks_total", "counter",
+	  "Chunks sent (tx) or received and verified (rx).",
+	  PIPE(chunks) },
+	{ "ferry_credit_stalls_total", "counter",
+	  "Times a sending stream waited for a credit or a free buffer.",
+	  PIPE(stalls) },
+	{ "ferry_goodput_bytes_per_second", "gauge",
+	  "Payload bytes per second between the last two samples (about a second apart).",
+	  XPORT(goodput[0], sizeof(double)), .val = V_RATE },
+	{ "ferry_streams_active", "gauge",
+	  "Stream workers (TCP connections, queue pairs) running now.",
+	  PIPE(streams), .val = V_UINT },
+	{ "ferry_checksum_failures_total", "counter",
+	  "Chunks whose crc32c did not match (kind=chunk) and files whose whole-file checksum did not match (kind=file).",
+	  SNAP(chunk_cksum_fail), .labels = L_DIMS,
+	  .d = { { "kind", cksum_kind, 2,
+		   GAP(struct ferry__m_snap, chunk_cksum_fail, file_cksum_fail), 0 } } },
+	{ "ferry_sessions_active", "gauge",
+	  "Sessions in progress, from the handshake to the final accounting.",
+	  SNAP(sessions_active), .labels = L_DIMS, .d = { ROLE } },
+	{ "ferry_sessions_total", "counter", "Sessions ended, by outcome.",
+	  SNAP(sessions_ok), .labels = L_DIMS,
+	  .d = { ROLE, { "outcome", ok_error, 2,
+			 GAP(struct ferry__m_snap, sessions_ok, sessions_err), 0 } } },
+	{ "ferry_session_errors_total", "counter",
+	  "Failed sessions by the class of their error.",
+	  SNAP(errors), .labels = L_DIMS,
+	  .d = { { "role", role_name, 2, sizeof(uint64_t) * FERRY__M_CLASSES, 0 },
+		 { "class", ferry__m_class_names, FERRY__M_CLASSES,
+		   sizeof(uint64_t), 0 } } },
+	{ "ferry_files_total", "counter",
+	  "Files of file sessions by outcome: published, skipped (identical target) or failed.",
+	  SNAP(files_published), .labels = L_DIMS,
+	  .d = { ROLE, { "outcome", file_outcome, 3,
+			 GAP(struct ferry__m_snap, files_published, files_skipped), 0 } } },
+	{ "ferry_files_resumed_total", "counter",
+	  "Files continued from the journal of an earlier attempt.",
+	  SNAP(files_resumed), .labels = L_DIMS, .d = { ROLE } },
+	{ "ferry_uroce_retransmitted_packets_total", "counter",
+	  "uroce request packets sent again (added when a session ends).",
+	  SNAP(uroce.retx_pkts) },
+	{ "ferry_uroce_retransmit_timeouts_total", "counter",
+	  "uroce retransmit timer expiries (added when a session ends).",
+	  SNAP(uroce.timeouts) },
+	{ "ferry_uroce_naks_total", "counter",
+	  "uroce NAKs received (rx) and sent (tx) by kind (added when a session ends).",
+	  SNAP(uroce.rx_nak), .labels = L_DIMS,
+	  .d = { { "direction", dir_name, 2,
+		   GAP(struct ferry__m_snap, uroce.rx_nak, uroce.tx_nak), 0 },
+		 { "kind", nak_kind, FERRY__M_NAK_KINDS, sizeof(uint64_t),
+		   FERRY__M_NAK_KINDS } } },
+	{ "ferry_uroce_out_of_order_packets_total", "counter",
+	  "uroce requests dropped for arriving ahead of the expected PSN (added when a session ends).",
+	  SNAP(uroce.oow_drops) },
+	{ "ferry_uroce_duplicate_packets_total", "counter",
+	  "uroce requests that arrived again and were only acknowledged (added when a session ends).",
+	  SNAP(uroce.dup_pkts) },
+	{ "ferry_cpu_seconds_total", "counter",
+	  "CPU time this process has used, every thread.",
+	  RUSAGE(ru_utime, ru_stime, "mode", cpu_mode), .val = V_TIMEVAL },
+	{ "ferry_context_switches_total", "counter",
+	  "Context switches of this process's threads: voluntary (waits) and involuntary (preempted).",
+	  RUSAGE(ru_nvcsw, ru_nivcsw, "kind", csw_kind), .val = V_LONG },
+	{ "ferry_host_context_switches_total", "counter",
+	  "Context switches of the whole host (/proc/stat ctxt).", HOST(ctxt, has_ctxt) },
+	{ "ferry_host_tcp_sent_segments_total", "counter",
+	  "TCP segments the host sent (/proc/net/snmp Tcp OutSegs).",
+	  HOST(tcp_out, has_tcp) },
+	{ "ferry_host_tcp_retransmitted_segments_total", "counter",
+	  "TCP segments the host sent again (/proc/net/snmp Tcp RetransSegs).",
+	  HOST(tcp_retrans, has_tcp) },
+	{ "ferry_netdev_rx_dropped_total", "counter",
+	  "Packets a network interface received and dropped (sysfs statistics/rx_dropped).",
+	  NETDEV(rx_dropped, has_dropped) },
+	{ "ferry_netdev_rx_missed_errors_total", "counter",
+	  "Packets a network interface missed for want of buffers (sysfs statistics/rx_missed_errors).",
+	  NETDEV(rx_missed, has_missed) },
+};
+
+static bool present(const struct metric *m, const uint8_t *obj)
 {
-	char t[32];
+	bool b = true;
 
-	family(o, name, type, help);
-	for (unsigned i = 0; i < s->n_xport; i++)
-		for (unsigned d = 0; d < 2; d++) {
-			const struct ferry__m_pipe *v = &s->x[i].v[d];
+	if (m->when)
+		memcpy(&b, obj + m->when - 1, sizeof(b));
+	return b;
+}
 
-			if (!s->x[i].used[d])
-				continue;
-			put(o, "%s{transport=\"%s\",direction=\"%s\"} ", name,
-			    esc(t, sizeof(t), s->x[i].name), dir_name[d]);
-			switch (f) {
-			case XF_BYTES:
-				put(o, "%llu\n", (unsigned long long)v->bytes);
-				break;
-			case XF_CHUNKS:
-				put(o, "%llu\n", (unsigned long long)v->chunks);
-				break;
-			case XF_STALLS:
-				put(o, "%llu\n", (unsigned long long)v->stalls);
-				break;
-			case XF_STREAMS:
-				put(o, "%u\n", v->streams);
-				break;
-			case XF_GOODPUT:
-				put(o, "%.3f\n", s->x[i].goodput[d]);
-				break;
-			}
+/* One sample: name, {labels} unless there are none, the value at p. */
+static void sample(struct out *o, const struct metric *m, const char *labels,
+		   const uint8_t *p)
+{
+	static const size_t vsize[] = {
+		[V_U64] = sizeof(uint64_t), [V_UINT] = sizeof(unsigned),
+		[V_RATE] = sizeof(double), [V_LONG] = sizeof(long),
+		[V_TIMEVAL] = sizeof(struct timeval),
+	};
+	union {
+		uint64_t u64;
+		unsigned u;
+		double d;
+		long l;
+		struct timeval tv;
+	} v;
+
+	memcpy(&v, p, vsize[m->val]);
+	if (labels[0])
+		put(o, "%s{%s} ", m->name, labels);
+	else
+		put(o, "%s ", m->name);
+	switch (m->val) {
+	case V_U64:
+		put(o, "%llu\n", (unsigned long long)v.u64);
+		break;
+	case V_UINT:
+		put(o, "%u\n", v.u);
+		break;
+	case V_RATE:
+		put(o, "%.3f\n", v.d);
+		break;
+	case V_LONG:
+		put(o, "%ld\n", v.l);
+		break;
+	case V_TIMEVAL:
+		put(o, "%ld.%06ld\n", (long)v.tv.tv_sec, (long)v.tv.tv_usec);
+		break;
+	}
+}
+
+static void samples_dims(struct out *o, const struct metric *m,
+			 const uint8_t *base)
+{
+	const struct mdim *a = &m->d[0], *b = &m->d[1];
+	char lab[128];
+
+	if (!a->label) {
+		sample(o, m, "", base + m->off);
+		return;
+	}
+	for (unsigned i = 0; i < a->n; i++)
+		for (unsigned j = 0; j < (b->label ? b->n : 1); j++) {
+			const uint8_t *p = base + m->off + i * a->stride;
+
+			if (b->label)
+				snprintf(lab, sizeof(lab), "%s=\"%s\",%s=\"%s\"",
+					 a->label, a->values[i], b->label,
+					 b->values[i * b->vstep + j]);
+			else
+				snprintf(lab, sizeof(lab), "%s=\"%s\"",
+					 a->label, a->values[i]);
+			sample(o, m, lab, p + j * b->stride);
 		}
 }
 
-static void transfers(struct out *o, const struct ferry__m_snap *s)
+static void samples_xport(struct out *o, const struct metric *m,
+			  const struct ferry__m_snap *s)
 {
-	uint64_t crc = 0;
+	char t[40], lab[96];
 
-	per_xport(o, s, XF_BYTES, "ferry_payload_bytes_total", "counter",
-		  "Payload bytes moved (chunk headers and framing not counted): sent (tx) or received and verified (rx).");
-	per_xport(o, s, XF_CHUNKS, "ferry_chunks_total", "counter",
-		  "Chunks sent (tx) or received and verified (rx).");
-	per_xport(o, s, XF_STALLS, "ferry_credit_stalls_total", "counter",
-		  "Times a sending stream waited for a credit or a free buffer.");
-	per_xport(o, s, XF_GOODPUT, "ferry_goodput_bytes_per_second", "gauge",
-		  "Payload bytes per second between the last two samples (about a second apart).");
-	per_xport(o, s, XF_STREAMS, "ferry_streams_active", "gauge",
-		  "Stream workers (TCP connections, queue pairs) running now.");
 	for (unsigned i = 0; i < s->n_xport; i++)
-		crc += s->x[i].v[0].crc_errors + s->x[i].v[1].crc_errors;
-	family(o, "ferry_checksum_failures_total", "counter",
-	       "Chunks whose crc32c did not match (kind=chunk) and files whose whole-file checksum did not match (kind=file).");
-	put(o, "ferry_checksum_failures_total{kind=\"chunk\"} %llu\n",
-	    (unsigned long long)crc);
-	put(o, "ferry_checksum_failures_total{kind=\"file\"} %llu\n",
-	    (unsigned long long)s->file_cksum_fail);
+		for (unsigned d = 0; d < 2; d++) {
+			if (!s->x[i].used[d])
+				continue;
+			snprintf(lab, sizeof(lab),
+				 "transport=\"%s\",direction=\"%s\"",
+				 esc(t, sizeof(t), s->x[i].name), dir_name[d]);
+			sample(o, m, lab,
+			       (const uint8_t *)&s->x[i] + m->off +
+				       d * m->d[0].stride);
+		}
 }
 
-static void sessions(struct out *o, const struct ferry__m_snap *s)
+static void samples_netdev(struct out *o, const struct metric *m,
+			   const struct ferry__m_host *h)
 {
-	family(o, "ferry_sessions_active", "gauge",
-	       "Sessions in progress, from the handshake to the final accounting.");
-	for (unsigned r = 0; r < 2; r++)
-		put(o, "ferry_sessions_active{role=\"%s\"} %llu\n", role_name[r],
-		    (unsigned long long)s->sessions_active[r]);
-	family(o, "ferry_sessions_total", "counter",
-	       "Sessions ended, by outcome.");
-	for (unsigned r = 0; r < 2; r++)
-		put(o, "ferry_sessions_total{role=\"%s\",outcome=\"ok\"} %llu\n"
-		       "ferry_sessions_total{role=\"%s\",outcome=\"error\"} %llu\n",
-		    role_name[r], (unsigned long long)s->sessions_ok[r],
-		    role_name[r], (unsigned long long)s->sessions_err[r]);
-	family(o, "ferry_session_errors_total", "counter",
-	       "Failed sessions by the class of their error.");
-	for (unsigned r = 0; r < 2; r++)
-		for (unsigned c = 0; c < FERRY__M_CLASSES; c++)
-			put(o, "ferry_session_errors_total{role=\"%s\",class=\"%s\"} %llu\n",
-			    role_name[r], ferry__metrics_err_name(c),
-			    (unsigned long long)s->errors[r][c]);
-	family(o, "ferry_files_total", "counter",
-	       "Files of file sessions by outcome: published, skipped (identical target) or failed.");
-	for (unsigned r = 0; r < 2; r++)
-		put(o, "ferry_files_total{role=\"%s\",outcome=\"published\"} %llu\n"
-		       "ferry_files_total{role=\"%s\",outcome=\"skipped\"} %llu\n"
-		       "ferry_files_total{role=\"%s\",outcome=\"failed\"} %llu\n",
-		    role_name[r], (unsigned long long)s->files_published[r],
-		    role_name[r], (unsigned long long)s->files_skipped[r],
-		    role_name[r], (unsigned long long)s->files_failed[r]);
-	family(o, "ferry_files_resumed_total", "counter",
-	       "Files continued from the journal of an earlier attempt.");
-	for (unsigned r = 0; r < 2; r++)
-		put(o, "ferry_files_resumed_total{role=\"%s\"} %llu\n",
-		    role_name[r], (unsigned long long)s->files_resumed[r]);
+	char n[40], lab[64];
+
+	for (unsigned i = 0; i < h->n_if; i++) {
+		const uint8_t *obj = (const uint8_t *)&h->ifs[i];
+
+		if (!present(m, obj))
+			continue;
+		snprintf(lab, sizeof(lab), "interface=\"%s\"",
+			 esc(n, sizeof(n), h->ifs[i].name));
+		sample(o, m, lab, obj + m->off);
+	}
 }
 
-static void uroce(struct out *o, const struct ferry__m_uroce *u)
+static void family(struct out *o, const struct metric *m,
+		   const void *const src[M_NSRC])
 {
-	static const char *const rx_kind[FERRY__M_NAK_KINDS] = {
-		"sequence", "rnr", "access", "other" };
-	static const char *const tx_kind[FERRY__M_NAK_KINDS] = {
-		"sequence", "rnr", "access", "invalid" };
+	const uint8_t *base = src[m->src];
 
-	family(o, "ferry_uroce_retransmitted_packets_total", "counter",
-	       "uroce request packets sent again (added when a session ends).");
-	put(o, "ferry_uroce_retransmitted_packets_total %llu\n",
-	    (unsigned long long)u->retx_pkts);
-	family(o, "ferry_uroce_retransmit_timeouts_total", "counter",
-	       "uroce retransmit timer expiries (added when a session ends).");
-	put(o, "ferry_uroce_retransmit_timeouts_total %llu\n",
-	    (unsigned long long)u->timeouts);
-	family(o, "ferry_uroce_naks_total", "counter",
-	       "uroce NAKs received (rx) and sent (tx) by kind (added when a session ends).");
-	for (unsigned k = 0; k < FERRY__M_NAK_KINDS; k++)
-		put(o, "ferry_uroce_naks_total{direction=\"rx\",kind=\"%s\"} %llu\n",
-		    rx_kind[k], (unsigned long long)u->rx_nak[k]);
-	for (unsigned k = 0; k < FERRY__M_NAK_KINDS; k++)
-		put(o, "ferry_uroce_naks_total{direction=\"tx\",kind=\"%s\"} %llu\n",
-		    tx_kind[k], (unsigned long long)u->tx_nak[k]);
-	family(o, "ferry_uroce_out_of_order_packets_total", "counter",
-	       "uroce requests dropped for arriving ahead of the expected PSN (added when a session ends).");
-	put(o, "ferry_uroce_out_of_order_packets_total %llu\n",
-	    (unsigned long long)u->oow_drops);
-	family(o, "ferry_uroce_duplicate_packets_total", "counter",
-	       "uroce requests that arrived again and were only acknowledged (added when a session ends).");
-	put(o, "ferry_uroce_duplicate_packets_total %llu\n",
-	    (unsigned long long)u->dup_pkts);
-}
-
-static void process(struct out *o)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru) != 0)
+	if (!base || (m->labels != L_NETDEV && !present(m, base)))
 		return;
-	family(o, "ferry_cpu_seconds_total", "counter",
-	       "CPU time this process has used, every thread.");
-	put(o, "ferry_cpu_seconds_total{mode=\"user\"} %ld.%06ld\n",
-	    (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
-	put(o, "ferry_cpu_seconds_total{mode=\"system\"} %ld.%06ld\n",
-	    (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec);
-	family(o, "ferry_context_switches_total", "counter",
-	       "Context switches of this process's threads: voluntary (waits) and involuntary (preempted).");
-	put(o, "ferry_context_switches_total{kind=\"voluntary\"} %ld\n",
-	    ru.ru_nvcsw);
-	put(o, "ferry_context_switches_total{kind=\"involuntary\"} %ld\n",
-	    ru.ru_nivcsw);
-}
-
-static void host(struct out *o, const struct ferry__m_host *h)
-{
-	char n[40];
-
-	if (h->has_ctxt) {
-		family(o, "ferry_host_context_switches_total", "counter",
-		       "Context switches of the whole host (/proc/stat ctxt).");
-		put(o, "ferry_host_context_switches_total %llu\n",
-		    (unsigned long long)h->ctxt);
+	put(o, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name,
+	    m->type);
+	switch (m->labels) {
+	case L_NONE:
+	case L_DIMS:
+		samples_dims(o, m, base);
+		break;
+	case L_XPORT:
+		samples_xport(o, m, (const struct ferry__m_snap *)base);
+		break;
+	case L_NETDEV:
+		samples_netdev(o, m, (const struct ferry__m_host *)base);
+		break;
 	}
-	if (h->has_tcp) {
-		family(o, "ferry_host_tcp_sent_segments_total", "counter",
-		       "TCP segments the host sent (/proc/net/snmp Tcp OutSegs).");
-		put(o, "ferry_host_tcp_sent_segments_total %llu\n",
-		    (unsigned long long)h->tcp_out);
-		family(o, "ferry_host_tcp_retransmitted_segments_total", "counter",
-		       "TCP segments the host sent again (/proc/net/snmp Tcp RetransSegs).");
-		put(o, "ferry_host_tcp_retransmitted_segments_total %llu\n",
-		    (unsigned long long)h->tcp_retrans);
-	}
-	family(o, "ferry_netdev_rx_dropped_total", "counter",
-	       "Packets a network interface received and dropped (sysfs statistics/rx_dropped).");
-	for (unsigned i = 0; i < h->n_if; i++)
-		if (h->ifs[i].has_dropped)
-			put(o, "ferry_netdev_rx_dropped_total{interface=\"%s\"} %llu\n",
-			    esc(n, sizeof(n), h->ifs[i].name),
-			    (unsigned long long)h->ifs[i].rx_dropped);
-	family(o, "ferry_netdev_rx_missed_errors_total", "counter",
-	       "Packets a network interface missed for want of buffers (sysfs statistics/rx_missed_errors).");
-	for (unsigned i = 0; i < h->n_if; i++)
-		if (h->ifs[i].has_missed)
-			put(o, "ferry_netdev_rx_missed_errors_total{interface=\"%s\"} %llu\n",
-			    esc(n, sizeof(n), h->ifs[i].name),
-			    (unsigned long long)h->ifs[i].rx_missed);
 }
 
 int ferry_metrics_render(const char *root, char *buf, size_t size,
@@ -252,6 +350,7 @@ int ferry_metrics_render(const char *root, char *buf, size_t size,
 	struct ferry__m_snap *s = malloc(sizeof(*s));
 	struct ferry__m_host *h = malloc(sizeof(*h));
 	struct out o = { .buf = buf, .size = size };
+	struct rusage ru;
 
 	if (!s || !h) {
 		free(s);
@@ -261,11 +360,13 @@ int ferry_metrics_render(const char *root, char *buf, size_t size,
 	ferry__metrics_snapshot(s);
 	ferry__metrics_host(root, (const char (*)[16])s->netdev, s->n_netdev,
 			    h);
-	transfers(&o, s);
-	sessions(&o, s);
-	uroce(&o, &s->uroce);
-	process(&o);
-	host(&o, h);
+	const void *src[M_NSRC] = {
+		[M_SNAP] = s,
+		[M_HOST] = h,
+		[M_RUSAGE] = getrusage(RUSAGE_SELF, &ru) == 0 ? &ru : NULL,
+	};
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(metrics); i++)
+		family(&o, &metrics[i], src);
 	free(s);
 	free(h);
 	*len = o.len;

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "ctrl/wire.h"
 #include "ferry/error.h"
+#include "util/cursor.h"
 #include "util/util.h"
 #include "xport/rocev2.h"
 

@@ -49,9 +49,9 @@ sources() {
 	ctrl) echo tests/fuzz/fuzz_ctrl.c lib/ctrl/codec.c lib/xport/rocev2.c \
 		lib/util/log.c lib/util/escape.c ;;
 	req) echo tests/fuzz/fuzz_req.c lib/ctrl/req.c lib/ctrl/codec.c \
-		lib/io/manifest.c lib/util/escape.c ;;
+		lib/io/manifest.c lib/util/escape.c lib/util/path.c ;;
 	manifest) echo tests/fuzz/fuzz_manifest.c lib/io/manifest.c \
-		lib/files/files_plan.c lib/sum/sum.c ;;
+		lib/files/files_plan.c lib/sum/sum.c lib/util/path.c ;;
 	roce) echo tests/fuzz/fuzz_roce.c $u/wire.c $u/icrc.c $u/rc_qp.c \
 		$u/rc_req.c $u/rc_resp.c $u/rc_comp.c \
 		$r/decode.c $r/ibop.c $r/mad.c ;;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codec_samples.h"
 #include "cu.h"
 #include "ctrl/msg.h"
 #include "ctrl_helpers.h"
@@ -28,92 +29,38 @@ static const uint16_t sampled[] = {
 /* Room for any frame, for the tests that need the largest. */
 static uint8_t big[FERRY_CTRL_MAX_FRAME + 16];
 
-static void sample_params(struct ferry_params *p)
-{
-	p->mode = FERRY_MODE_FILES;
-	p->transports = 1u | 4u; /* tcp and verbs, as the wire names them */
-	p->streams = 8;
-	p->slots = 0x01020304;
-	p->depth = 0xfffffffe;
-	p->chunk_size = 0x0102030405060708ull;
-	p->cksum = 3;
-	p->total_bytes = 0xfedcba9876543210ull;
-	p->xfer_id = 0x1122334455667788ull;
-}
-
-/* A message of each type with every field distinct and non-zero. */
+/* A message of each type with every field distinct and non-zero: the
+ * vector test's samples, with the largest endpoint, a longer ERROR text,
+ * an empty READY and more REQ and REPLY data. */
 static void sample(uint16_t type, struct ferry_msg *m)
 {
-	memset(m, 0, sizeof(*m));
-	m->type = type;
-	m->version = FERRY_PROTO_VERSION;
+	codec_sample(type, m);
 	switch (type) {
 	case FERRY_MSG_HELLO:
 		sample_hello(m);
 		break;
-	case FERRY_MSG_CHALLENGE:
-		for (int i = 0; i < FERRY_NONCE_LEN; i++) {
-			m->u.challenge.nonce[i] = (uint8_t)(0xa0 + i);
-			m->u.challenge.mac[i] = (uint8_t)(0x10 + i);
-		}
-		m->u.challenge.flags = FERRY_HELLO_NOAUTH;
-		break;
-	case FERRY_MSG_AUTH:
-		for (int i = 0; i < FERRY_MAC_LEN; i++)
-			m->u.auth.mac[i] = (uint8_t)(255 - i);
-		break;
-	case FERRY_MSG_PROPOSE:
-		sample_params(&m->u.propose);
-		break;
 	case FERRY_MSG_ACCEPT:
-		sample_params(&m->u.accept.params);
 		m->u.accept.ep.len = FERRY_EP_MAX;
 		for (int i = 0; i < FERRY_EP_MAX; i++)
 			m->u.accept.ep.data[i] = (uint8_t)(i * 7);
 		break;
 	case FERRY_MSG_ERROR:
-		m->u.error.code = -7;
 		snprintf(m->u.error.text, sizeof(m->u.error.text),
 			 "disk full on /data\tretry later\n");
 		break;
 	case FERRY_MSG_READY:
-		break;
-	case FERRY_MSG_FIN:
-		m->u.fin.bytes = 1ull << 40;
-		m->u.fin.chunks = 12345;
-		break;
-	case FERRY_MSG_RESULT:
-		m->u.result.bytes = 1;
-		m->u.result.chunks = 2;
-		m->u.result.crc_errors = 3;
-		m->u.result.cpu_user_us = 4;
-		m->u.result.cpu_sys_us = UINT64_MAX;
-		m->u.result.status = INT32_MIN;
+		memset(&m->u.ready, 0, sizeof(m->u.ready));
 		break;
 	case FERRY_MSG_REQ:
-		m->u.req.op = FERRY_REQ_MKDIR;
-		m->u.req.flags = FERRY_REQ_PARENTS;
-		m->u.req.arg = 0755;
 		strcpy(m->u.req.path, REQ_PATH);
 		m->u.req.len = REQ_DATA_LEN;
 		for (int i = 0; i < REQ_DATA_LEN; i++)
 			m->u.req.data[i] = (uint8_t)(i * 3 + 1);
 		break;
 	case FERRY_MSG_REPLY:
-		m->u.reply.op = FERRY_REQ_LIST;
-		m->u.reply.flags = FERRY_REPLY_LAST;
-		m->u.reply.arg = 0x0102030405060708ull;
 		m->u.reply.len = REPLY_DATA_LEN;
 		for (int i = 0; i < REPLY_DATA_LEN; i++)
 			m->u.reply.data[i] = (uint8_t)(255 - i);
-		break;
-	case FERRY_MSG_MARKER:
-		m->u.marker.bytes = 1ull << 33;
-		m->u.marker.total = 1ull << 34;
-		m->u.marker.rate = 123456789;
-		m->u.marker.elapsed_ms = 5000;
-		m->u.marker.files_done = 3;
-		m->u.marker.files_total = 0xfffffff0u;
 		break;
 	}
 }

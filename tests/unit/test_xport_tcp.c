@@ -639,6 +639,61 @@ static void test_bad_token(void)
 	pair_close(&p);
 }
 
+/* The frame header's bytes, both ways, against a hand-built stream: a
+ * WRITE from a raw sender lands where its header says, and a SEND from
+ * the receiver arrives as these 24 bytes and the message. */
+static void test_frame_bytes(void)
+{
+	static const uint8_t write_hdr[HDR] = {
+		'F', 'T', 'R', 'W',                     /* type WRITE, LE */
+		0x44, 0x33, 0x22, 0x11,                 /* imm 0x11223344 */
+		0x00, 0x01, 0, 0, 0, 0, 0, 0,           /* off 256 */
+		0x05, 0, 0, 0,                          /* len 5 */
+		0, 0, 0, 0,                             /* reserved */
+	};
+	static const uint8_t send_hdr[HDR] = {
+		'F', 'T', 'R', 'S', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0x03, 0, 0, 0, 0, 0, 0, 0,
+	};
+	uint8_t h[20], got[HDR + 3];
+	struct ferry_wc wc[1];
+	struct pair p;
+	size_t n = 0;
+	int fd;
+
+	CU_ASSERT_EQUAL_FATAL(pair_listen(&p, 1, 4096), 0);
+	fd = raw_connect(p.blob);
+	CU_ASSERT_FATAL(fd >= 0);
+	hello_for(h, p.blob, 0);
+	CU_ASSERT_EQUAL(send(fd, h, sizeof(h), MSG_NOSIGNAL), 20);
+	pthread_join(p.thr, NULL);
+	p.thr = 0;
+	CU_ASSERT_EQUAL_FATAL(p.accept_rc, 0);
+
+	CU_ASSERT_EQUAL(send(fd, write_hdr, HDR, MSG_NOSIGNAL), HDR);
+	CU_ASSERT_EQUAL(send(fd, "abcde", 5, MSG_NOSIGNAL), 5);
+	CU_ASSERT_EQUAL_FATAL(poll_n(p.rx, 0, wc, 1), 1);
+	CU_ASSERT_EQUAL(wc[0].op, FERRY_WC_WRITE_IMM);
+	CU_ASSERT_EQUAL(wc[0].imm, 0x11223344u);
+	CU_ASSERT_EQUAL(wc[0].offset, 256);
+	CU_ASSERT_EQUAL(wc[0].len, 5);
+	CU_ASSERT_EQUAL(memcmp(p.ringbuf + 256, "abcde", 5), 0);
+
+	CU_ASSERT_EQUAL(ops->post_send(p.rx, 0, "xyz", 3), 0);
+	while (n < sizeof(got)) {
+		ssize_t r = recv(fd, got + n, sizeof(got) - n, 0);
+
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	CU_ASSERT_EQUAL(n, sizeof(got));
+	CU_ASSERT_EQUAL(memcmp(got, send_hdr, HDR), 0);
+	CU_ASSERT_EQUAL(memcmp(got + HDR, "xyz", 3), 0);
+	close(fd);
+	pair_close(&p);
+}
+
 static void test_timeout_and_close(void)
 {
 	struct pair p;
@@ -884,6 +939,7 @@ int main(void)
 		{ "small messages", test_send },
 		{ "writes outside the ring", test_bounds },
 		{ "connections with a bad token are dropped", test_bad_token },
+		{ "frame header bytes", test_frame_bytes },
 		{ "poll timeout and peer close", test_timeout_and_close },
 		{ "cancel", test_cancel },
 		{ "cancel wakes a blocked post", test_cancel_blocked_post },

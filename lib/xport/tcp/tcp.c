@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "util/cursor.h"
 #include "util/util.h"
 #include "xport/tcp/tcp.h"
 #include "xport/tcp/tcp_id.h"
@@ -186,7 +187,7 @@ static int tcp_listen(struct ferry_xport *x, struct ferry_mr *ring,
 {
 	struct sockaddr_storage ss = x->attr.addr;
 	socklen_t sl = x->attr.addr_len;
-	uint8_t *b = blob;
+	struct ferry__wcur b = { .p = blob, .cap = BLOB_LEN };
 	int one = 1, err;
 
 	if (*blob_len < BLOB_LEN || !(ring->access & FERRY_ACCESS_REMOTE_WRITE))
@@ -208,13 +209,10 @@ static int tcp_listen(struct ferry_xport *x, struct ferry_mr *ring,
 			   ferry_strerror(err));
 		return err;
 	}
-	uint16_t port = get_port(&ss);
-	b[0] = (uint8_t)(port >> 8);
-	b[1] = (uint8_t)port;
-	b[2] = (uint8_t)(x->n_ep >> 8);
-	b[3] = (uint8_t)x->n_ep;
-	memcpy(b + 4, x->token, FERRY__TCP_TOKEN);
-	*blob_len = BLOB_LEN;
+	ferry__put_be16(&b, get_port(&ss));
+	ferry__put_be16(&b, (uint16_t)x->n_ep);
+	ferry__put_bytes(&b, x->token, FERRY__TCP_TOKEN);
+	*blob_len = b.off;
 	return 0;
 }
 
@@ -261,9 +259,9 @@ static int tcp_accept(struct ferry_xport *x, const void *peer_blob,
 			continue;
 		tune(x, fd, 1);
 		err = ferry__tcp_read_full(x, fd, hello, sizeof(hello));
-		uint32_t idx = (uint32_t)hello[16] << 24 |
-			       (uint32_t)hello[17] << 16 |
-			       (uint32_t)hello[18] << 8 | hello[19];
+		struct ferry__rcur hc = { .p = hello + FERRY__TCP_TOKEN,
+					  .len = 4 };
+		uint32_t idx = ferry__get_be32(&hc);
 		if (err || memcmp(hello, x->token, FERRY__TCP_TOKEN) != 0 ||
 		    idx >= x->n_ep || x->ep[idx].fd >= 0) {
 			/* not one of ours: drop it, keep waiting */
@@ -318,33 +316,33 @@ static int tcp_connect(struct ferry_xport *x, const void *blob,
 		       size_t blob_len, void *out, size_t *out_len, char *why,
 		       size_t whylen)
 {
-	const uint8_t *b = blob;
+	struct ferry__rcur b = { .p = blob, .len = blob_len };
 	struct sockaddr_storage ss = x->attr.addr;
 	uint8_t hello[HELLO_LEN];
+	uint16_t port = ferry__get_be16(&b);
+	uint16_t n_ep = ferry__get_be16(&b);
 
-	if (blob_len != BLOB_LEN ||
-	    (unsigned)(b[2] << 8 | b[3]) != x->n_ep) {
+	ferry__get_bytes(&b, hello, FERRY__TCP_TOKEN);
+	if (blob_len != BLOB_LEN || n_ep != x->n_ep) {
 		ferry__why(why, whylen,
 			   "tcp: the receiver's endpoint description is malformed");
 		return -FERRY_EPROTO;
 	}
 	(void)out;
 	*out_len = 0;
-	set_port(&ss, (uint16_t)(b[0] << 8 | b[1]));
-	memcpy(hello, b + 4, FERRY__TCP_TOKEN);
+	set_port(&ss, port);
 	for (unsigned i = 0; i < x->n_ep; i++) {
 		int err = connect_one(x, &ss, x->attr.addr_len, &x->ep[i].fd);
 		if (err) {
 			ferry__why(why, whylen,
 				   "tcp: data stream %u could not connect to port %u: %s",
-				   i, (unsigned)(b[0] << 8 | b[1]),
+				   i, (unsigned)port,
 				   ferry_strerror(err));
 			return err;
 		}
-		hello[16] = (uint8_t)(i >> 24);
-		hello[17] = (uint8_t)(i >> 16);
-		hello[18] = (uint8_t)(i >> 8);
-		hello[19] = (uint8_t)i;
+		struct ferry__wcur hc = { .p = hello + FERRY__TCP_TOKEN,
+					  .cap = 4 };
+		ferry__put_be32(&hc, i);
 		tune(x, x->ep[i].fd, i);
 		struct iovec iov = { hello, sizeof(hello) };
 		err = ferry__tcp_writev_full(x, x->ep[i].fd, &iov, 1);

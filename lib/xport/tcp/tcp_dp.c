@@ -1,11 +1,11 @@
 /* tcp transport: datapath (posts and polls). No allocation, no logging. */
-#include <endian.h>
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "util/cursor.h"
 #include "util/util.h"
 #include "xport/tcp/tcp.h"
 
@@ -76,14 +76,13 @@ int ferry__tcp_read_full(struct ferry_xport *x, int fd, void *buf, size_t len)
 static void put_hdr(uint8_t *h, uint32_t type, uint32_t imm, uint64_t off,
 		    uint32_t len)
 {
-	uint32_t t32 = htole32(type), i32 = htole32(imm), l32 = htole32(len);
-	uint64_t o64 = htole64(off);
+	struct ferry__wcur c = { .p = h, .cap = FERRY__TCP_HDR };
 
-	memcpy(h, &t32, 4);
-	memcpy(h + 4, &i32, 4);
-	memcpy(h + 8, &o64, 8);
-	memcpy(h + 16, &l32, 4);
-	memset(h + 20, 0, 4);
+	ferry__put_u32(&c, type);
+	ferry__put_u32(&c, imm);
+	ferry__put_u64(&c, off);
+	ferry__put_u32(&c, len);
+	ferry__put_u32(&c, 0);
 }
 
 int ferry__tcp_post_write_imm(struct ferry_xport *x, unsigned ep,
@@ -148,6 +147,7 @@ static int read_frame(struct ferry_xport *x, struct tcp_ep *e,
 		      struct ferry_wc *wc)
 {
 	uint8_t hdr[FERRY__TCP_HDR];
+	struct ferry__rcur c = { .p = hdr, .len = sizeof(hdr) };
 	uint32_t type, imm, len;
 	uint64_t off;
 	int err;
@@ -155,14 +155,10 @@ static int read_frame(struct ferry_xport *x, struct tcp_ep *e,
 	err = ferry__tcp_read_full(x, e->fd, hdr, sizeof(hdr));
 	if (err)
 		return err;
-	memcpy(&type, hdr, 4);
-	memcpy(&imm, hdr + 4, 4);
-	memcpy(&off, hdr + 8, 8);
-	memcpy(&len, hdr + 16, 4);
-	type = le32toh(type);
-	imm = le32toh(imm);
-	off = le64toh(off);
-	len = le32toh(len);
+	type = ferry__get_u32(&c);
+	imm = ferry__get_u32(&c);
+	off = ferry__get_u64(&c);
+	len = ferry__get_u32(&c);
 	if (type == FERRY__TCP_SEND) {
 		if (len > FERRY_XPORT_MSG_MAX)
 			return -FERRY_EPROTO;

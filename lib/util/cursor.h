@@ -1,16 +1,21 @@
-/* Bounds-checked little-endian cursors for control-channel bodies.
+/* Bounds-checked byte cursors: the one place bytes are packed into and
+ * read out of wire and on-disk formats (control frames, manifest batches,
+ * daemon request data, transport endpoint blobs and frame headers).
  *
  * A cursor's error is sticky: a put or get that would run past the end
  * does nothing (a get yields zeroes) and sets ->overrun, so a codec writes
- * its fields in a row and checks once at the end. Every message codec,
- * including later ones with variable-length lists, is written with these.
+ * its fields in a row and checks once at the end.
  *
- * Strings travel as a u16 length and their bytes (no NUL); which bytes a
- * field allows is its codec's choice, a predicate such as
- * ferry__char_plain.
+ * Integers are little-endian (ferry__put_u32, ...) unless the format says
+ * network order (ferry__put_be16, ...). Strings travel as a u16 length and
+ * their bytes (no NUL); which bytes a field allows is its codec's choice,
+ * a predicate such as ferry__char_plain.
+ *
+ * In lib/util so that every layer may use it: lib/ctrl, lib/io and the
+ * transports include this, and it includes nothing of theirs.
  */
-#ifndef FERRY_CTRL_WIRE_H
-#define FERRY_CTRL_WIRE_H
+#ifndef FERRY_UTIL_CURSOR_H
+#define FERRY_UTIL_CURSOR_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -48,14 +53,27 @@ static inline uint8_t *ferry__put_reserve(struct ferry__wcur *c, size_t n)
 	return q;
 }
 
-static inline void ferry__put_le(struct ferry__wcur *c, uint64_t v, size_t n)
+/* n bytes of v, least significant first (le) or last. */
+static inline void ferry__put_int(struct ferry__wcur *c, uint64_t v, size_t n,
+				  bool le)
 {
 	uint8_t *q = ferry__put_reserve(c, n);
 
 	if (!q)
 		return;
 	for (size_t i = 0; i < n; i++)
-		q[i] = (uint8_t)(v >> (8 * i));
+		q[i] = (uint8_t)(v >> (8 * (le ? i : n - 1 - i)));
+}
+
+static inline void ferry__put_le(struct ferry__wcur *c, uint64_t v, size_t n)
+{
+	ferry__put_int(c, v, n, true);
+}
+
+/* Network order (big-endian), for formats that say so. */
+static inline void ferry__put_be(struct ferry__wcur *c, uint64_t v, size_t n)
+{
+	ferry__put_int(c, v, n, false);
 }
 
 static inline void ferry__put_u8(struct ferry__wcur *c, uint8_t v)
@@ -81,6 +99,16 @@ static inline void ferry__put_u64(struct ferry__wcur *c, uint64_t v)
 static inline void ferry__put_i32(struct ferry__wcur *c, int32_t v)
 {
 	ferry__put_le(c, (uint32_t)v, 4);
+}
+
+static inline void ferry__put_be16(struct ferry__wcur *c, uint16_t v)
+{
+	ferry__put_be(c, v, 2);
+}
+
+static inline void ferry__put_be32(struct ferry__wcur *c, uint32_t v)
+{
+	ferry__put_be(c, v, 4);
 }
 
 static inline void ferry__put_bytes(struct ferry__wcur *c, const void *src,
@@ -137,7 +165,8 @@ static inline const uint8_t *ferry__get_take(struct ferry__rcur *c, size_t n)
 	return q;
 }
 
-static inline uint64_t ferry__get_le(struct ferry__rcur *c, size_t n)
+/* n bytes, least significant first (le) or last; 0 past the end. */
+static inline uint64_t ferry__get_int(struct ferry__rcur *c, size_t n, bool le)
 {
 	const uint8_t *q = ferry__get_take(c, n);
 	uint64_t v = 0;
@@ -145,8 +174,18 @@ static inline uint64_t ferry__get_le(struct ferry__rcur *c, size_t n)
 	if (!q)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)q[i] << (8 * i);
+		v |= (uint64_t)q[i] << (8 * (le ? i : n - 1 - i));
 	return v;
+}
+
+static inline uint64_t ferry__get_le(struct ferry__rcur *c, size_t n)
+{
+	return ferry__get_int(c, n, true);
+}
+
+static inline uint64_t ferry__get_be(struct ferry__rcur *c, size_t n)
+{
+	return ferry__get_int(c, n, false);
 }
 
 static inline uint8_t ferry__get_u8(struct ferry__rcur *c)
@@ -167,6 +206,16 @@ static inline uint32_t ferry__get_u32(struct ferry__rcur *c)
 static inline uint64_t ferry__get_u64(struct ferry__rcur *c)
 {
 	return ferry__get_le(c, 8);
+}
+
+static inline uint16_t ferry__get_be16(struct ferry__rcur *c)
+{
+	return (uint16_t)ferry__get_be(c, 2);
+}
+
+static inline uint32_t ferry__get_be32(struct ferry__rcur *c)
+{
+	return (uint32_t)ferry__get_be(c, 4);
 }
 
 static inline int32_t ferry__get_i32(struct ferry__rcur *c)
