@@ -79,7 +79,7 @@ bool ferry__doctor_has_ib(const struct ferry__doctor *d, const char *ifname);
 /* The names of this build's transports (ferry_xport_list, in preference
  * order) whose needs & mask == want, as "a, b or c" into buf; with
  * FERRY__DX_AND "a, b and c"; FERRY__DX_RUNS_ON adds what each runs on
- * ("uroce (DPDK)"); FERRY__DX_PLAIN keeps only those that run on nothing
+ * ("NAME (WHAT)"); FERRY__DX_PLAIN keeps only those that run on nothing
  * special. Returns how many (buf is "" for none). */
 #define FERRY__DX_AND (1u << 0)
 #define FERRY__DX_RUNS_ON (1u << 1)

@@ -113,7 +113,7 @@ static bool cap_ipc_lock(const struct ferry__doctor *d)
 	return yes;
 }
 
-/* " (verbs and uroce pin; tcp does not)": which transports pin memory. */
+/* " (A and B pin; C does not)": which transports pin memory, which not. */
 static const char *who_pins(char *buf, size_t len)
 {
 	char pin[64], not[64];
