@@ -503,6 +503,132 @@ static void test_enospc(void)
 	free(buf);
 }
 
+/* uroce's RC counters of one session, as its endpoint code adds them. */
+static void add_uroce_counts(void)
+{
+	struct ferry__m_uroce u = {
+		.retx_pkts = 11, .timeouts = 12, .oow_drops = 13, .dup_pkts = 14,
+		.rx_nak = { 1, 2, 3, 4 }, .tx_nak = { 5, 6, 7, 8 },
+	};
+
+	ferry__metrics_uroce(&u);
+}
+
+/* ---- the exposition text itself, pinned ----
+ * Golden files under $FERRY_TEST_DATA/metrics: what a scrape writes,
+ * byte for byte, with this process's CPU time and context switches
+ * (which move by themselves) written as X. A change to a name, a help
+ * line, the order of families or series, or a label fails here. */
+
+/* The value of every line naming a family of prefix, as X. */
+static void mask(char *text, const char *prefix)
+{
+	for (char *l = text; *l; l = strchr(l, '\n') + 1) {
+		char *eol = strchr(l, '\n'), *sp;
+
+		if (strncmp(l, prefix, strlen(prefix)) != 0)
+			continue;
+		sp = eol;
+		while (sp > l && sp[-1] != ' ')
+			sp--;
+		/* shift the rest of the text over the value */
+		memmove(sp + 1, eol, strlen(eol) + 1);
+		*sp = 'X';
+	}
+}
+
+static void golden_path(char *path, size_t n, const char *name)
+{
+	const char *data = getenv("FERRY_TEST_DATA");
+
+	CU_ASSERT_FATAL(data != NULL);
+	snprintf(path, n, "%s/metrics/%s", data, name);
+}
+
+static char *read_golden(const char *name)
+{
+	char path[512], *text;
+	FILE *f;
+	long n;
+
+	golden_path(path, sizeof(path), name);
+	f = fopen(path, "r");
+	CU_ASSERT_FATAL(f != NULL);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	text = malloc((size_t)n + 1);
+	CU_ASSERT_FATAL(text && fread(text, 1, (size_t)n, f) == (size_t)n);
+	text[n] = 0;
+	fclose(f);
+	return text;
+}
+
+/* A scrape of the fake host, masked, equals the golden file name; on a
+ * difference the first differing line is shown. With
+ * FERRY_METRICS_GOLDEN_WRITE=1 in the environment the file is written
+ * instead (for a change meant to alter the text: review its diff). */
+static void golden(const char *name)
+{
+	char *buf = malloc(BUF), *want;
+	size_t len = 0, at = 0;
+
+	CU_ASSERT_FATAL(buf != NULL);
+	CU_ASSERT_EQUAL_FATAL(ferry_metrics_render(root, buf, BUF, &len), 0);
+	mask(buf, "ferry_cpu_seconds_total");
+	mask(buf, "ferry_context_switches_total");
+	if (getenv("FERRY_METRICS_GOLDEN_WRITE")) {
+		char path[512];
+		FILE *f;
+
+		golden_path(path, sizeof(path), name);
+		f = fopen(path, "w");
+		CU_ASSERT_FATAL(f != NULL);
+		fputs(buf, f);
+		fclose(f);
+	}
+	want = read_golden(name);
+	if (strcmp(buf, want) != 0) {
+		while (buf[at] && buf[at] == want[at])
+			at++;
+		while (at && buf[at - 1] != '\n')
+			at--;
+		fprintf(stderr, "%s differs at byte %zu:\n  got:  %.*s\n  want: %.*s\n",
+			name, at, (int)strcspn(buf + at, "\n"), buf + at,
+			(int)strcspn(want + at, "\n"), want + at);
+		CU_FAIL("the exposition text differs from its golden file");
+	}
+	free(want);
+	free(buf);
+}
+
+static void test_golden(void)
+{
+	struct fake *p = calloc(1, sizeof(*p));
+	struct ferry_report *rep = calloc(1, sizeof(*rep));
+
+	make_root();
+	ferry__metrics_reset();
+	/* before any session: what the first scrape of `ferry recv
+	 * --metrics` holds, the transports' families at 0 included */
+	golden("first.txt");
+
+	atomic_store(&p->bytes, 1 << 20);
+	atomic_store(&p->chunks, 16);
+	atomic_store(&p->streams, 2);
+	CU_ASSERT_EQUAL(ferry__metrics_attach(p, "tcp", FERRY__M_RX, fake_read), 0);
+	ferry__metrics_session_begin(FERRY__M_RECEIVER);
+	ferry__metrics_session_end(FERRY__M_SENDER, -FERRY_ETIMEOUT);
+	rep->files_done = 4;
+	ferry__metrics_files(FERRY__M_RECEIVER, rep);
+	ferry__metrics_netdev("lo");
+	add_uroce_counts();
+	golden("counted.txt");
+	ferry__metrics_detach(p);
+	free(rep);
+	free(p);
+}
+
 static void rm_root(void)
 {
 	char cmd[128];
@@ -524,6 +650,7 @@ int main(void)
 		{ "sessions, files, errors, uroce", test_sessions },
 		{ "error classes", test_error_classes },
 		{ "a buffer too small", test_enospc },
+		{ "the text, against golden files", test_golden },
 		CU_TEST_INFO_NULL,
 	};
 	int rc = ferry_cu_run("metrics", tests);
