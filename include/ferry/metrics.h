@@ -6,8 +6,10 @@
  * libferry keeps them for every session of the process: payload bytes,
  * chunks, credit stalls, goodput and active streams per transport and
  * direction; sessions active and ended (by outcome and error class); file
- * results and resumes; chunk and whole-file checksum failures; uroce's
- * retransmissions, timeouts and NAKs; CPU time and context switches. To
+ * results and resumes; chunk and whole-file checksum failures; the
+ * counters transports publish themselves (uroce's retransmissions,
+ * timeouts and NAKs), written at 0 once the process has called
+ * ferry_opts_init() or ferry_xport_list(); CPU time and context switches. To
  * these the renderer adds the host signals an operator of a data-transfer
  * node watches: TCP segments sent and retransmitted, context switches of
  * the whole host, and rx drops of the network interfaces. docs/metrics.md

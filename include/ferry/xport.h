@@ -26,6 +26,7 @@
 
 struct ferry_xport; /* one session's transport state, opaque */
 struct ferry_mr;    /* a registered memory region, opaque */
+struct ferry_metric_set; /* a transport's counter families, opaque */
 
 /* Access rights for reg_mem. */
 #define FERRY_ACCESS_LOCAL 0u        /* sender buffers: local use only */
@@ -273,6 +274,13 @@ struct ferry_xport_ops {
 	 * add). For advice about the host (`ferry doctor`); optional. */
 	unsigned needs;
 	const char *runs_on;
+
+	/* The counter families the transport publishes itself (its own
+	 * names, help, labels and series, described with it); optional
+	 * (NULL: none). The registry names them to the metrics once, before
+	 * any session, so a scrape shows them at 0 from the start; the
+	 * transport adds to them (from its control path, never per chunk). */
+	const struct ferry_metric_set *metrics;
 };
 
 /* ops.needs: an RDMA device (a NIC's, or rxe); memory it may pin

@@ -1,5 +1,6 @@
 /* The process-wide metrics registry: live pipelines, retired totals,
- * session and file outcomes, uroce counters, goodput samples. One mutex;
+ * session and file outcomes, the families transports count, goodput
+ * samples. One mutex;
  * every call is control path (per session, pipeline or scrape). */
 #include <errno.h>
 #include <pthread.h>
@@ -134,20 +135,103 @@ void ferry__metrics_file_cksum_fail(void)
 	pthread_mutex_unlock(&reg.lock);
 }
 
-void ferry__metrics_uroce(const struct ferry__m_uroce *u)
+/* f's index, the family made when new. Caller holds the lock. */
+static int family_index(const struct ferry__m_family *f)
 {
-	struct ferry__m_uroce *t = &reg.s.uroce;
+	struct ferry__m_families *s = &reg.s.fam;
+
+	for (unsigned i = 0; i < s->n_family; i++)
+		if (s->family[i] == f || strcmp(s->family[i]->name, f->name) == 0)
+			return (int)i;
+	if (s->n_family == FERRY__M_MAX_FAMILIES)
+		return -ENOSPC;
+	s->family[s->n_family] = f;
+	return (int)s->n_family++;
+}
+
+/* The series of family fi with values, made when new. Caller holds the
+ * lock. */
+static struct ferry__m_series *series(unsigned fi, const char *const *values,
+				      unsigned n_labels)
+{
+	struct ferry__m_families *s = &reg.s.fam;
+	struct ferry__m_series *t;
+
+	for (unsigned i = 0; i < s->n_series; i++) {
+		unsigned k = 0;
+
+		t = &s->series[i];
+		while (t->family == fi && k < n_labels &&
+		       strcmp(t->values[k], values[k]) == 0)
+			k++;
+		if (t->family == fi && k == n_labels)
+			return t;
+	}
+	if (s->n_series == FERRY__M_MAX_SERIES)
+		return NULL;
+	t = &s->series[s->n_series++];
+	*t = (struct ferry__m_series){ .family = fi };
+	for (unsigned k = 0; k < n_labels; k++)
+		snprintf(t->values[k], sizeof(t->values[k]), "%s", values[k]);
+	return t;
+}
+
+/* Caller holds the lock. */
+static int add(const struct ferry__m_family *f, const char *const *values,
+	       uint64_t n)
+{
+	struct ferry__m_series *t;
+	unsigned n_labels = 0;
+	int fi;
+
+	if (!f->name || !f->name[0])
+		return -EINVAL;
+	while (n_labels < FERRY__M_MAX_LABELS && f->labels[n_labels]) {
+		if (!values || !values[n_labels] ||
+		    strlen(values[n_labels]) >= FERRY__M_VALUE_MAX)
+			return -EINVAL;
+		n_labels++;
+	}
+	fi = family_index(f);
+	if (fi < 0)
+		return fi;
+	t = series((unsigned)fi, values, n_labels);
+	if (!t)
+		return -ENOSPC;
+	t->v += n;
+	return 0;
+}
+
+int ferry__metrics_add(const struct ferry__m_family *f,
+		       const char *const *values, uint64_t n)
+{
+	int err;
 
 	pthread_mutex_lock(&reg.lock);
-	t->retx_pkts += u->retx_pkts;
-	t->timeouts += u->timeouts;
-	t->oow_drops += u->oow_drops;
-	t->dup_pkts += u->dup_pkts;
-	for (unsigned k = 0; k < FERRY__M_NAK_KINDS; k++) {
-		t->rx_nak[k] += u->rx_nak[k];
-		t->tx_nak[k] += u->tx_nak[k];
+	err = add(f, values, n);
+	pthread_mutex_unlock(&reg.lock);
+	return err;
+}
+
+int ferry__metrics_add_set(const struct ferry_metric_set *set,
+			   const void *from)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&reg.lock);
+	for (unsigned i = 0; i < set->n; i++) {
+		const struct ferry__m_counter *c = &set->c[i];
+		uint64_t n = 0;
+		int e;
+
+		if (from)
+			memcpy(&n, (const char *)from + c->off, sizeof(n));
+		e = add(c->family, c->values, n);
+		if (!err)
+			err = e;
 	}
 	pthread_mutex_unlock(&reg.lock);
+	return err;
 }
 
 void ferry__metrics_netdev(const char *ifname)
@@ -296,6 +380,8 @@ void ferry_metrics_sample(void)
 
 void ferry__metrics_reset(void)
 {
+	struct ferry__m_families fam; /* named: they stay, at 0 */
+
 	pthread_mutex_lock(&reg.lock);
 	while (reg.live) {
 		struct live *l = reg.live;
@@ -303,7 +389,11 @@ void ferry__metrics_reset(void)
 		reg.live = l->next;
 		free(l);
 	}
+	fam = reg.s.fam;
 	memset(&reg.s, 0, sizeof(reg.s));
 	memset(reg.last, 0, sizeof(reg.last));
+	reg.s.fam = fam;
+	for (unsigned i = 0; i < fam.n_series; i++)
+		reg.s.fam.series[i].v = 0;
 	pthread_mutex_unlock(&reg.lock);
 }

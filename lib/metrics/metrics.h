@@ -55,15 +55,50 @@ void ferry__metrics_files(enum ferry__m_role role,
 /* A whole-file checksum did not match the sender's. */
 void ferry__metrics_file_cksum_fail(void);
 
-/* uroce's RC engine counters of one session, summed over its QPs. NAKs
- * by kind; OTHER is "other" as received and "invalid" as sent. */
-enum { FERRY__M_NAK_SEQ, FERRY__M_NAK_RNR, FERRY__M_NAK_ACCESS,
-       FERRY__M_NAK_OTHER, FERRY__M_NAK_KINDS };
-struct ferry__m_uroce {
-	uint64_t retx_pkts, timeouts, oow_drops, dup_pkts;
-	uint64_t rx_nak[FERRY__M_NAK_KINDS], tx_nak[FERRY__M_NAK_KINDS];
+/* Counter families of the layers above, which this one does not know:
+ * a transport describes its own (name, type, help, label names) and adds
+ * to their series, each a tuple of label values. They are written after
+ * the session and file families, in the order they were first named, and
+ * their series in the order those were. A series, once named, stays: add
+ * 0 to make it appear (at 0) before anything is counted. */
+#define FERRY__M_MAX_LABELS 2   /* labels of a family */
+#define FERRY__M_MAX_FAMILIES 16
+#define FERRY__M_MAX_SERIES 64  /* of all families together */
+#define FERRY__M_VALUE_MAX 24   /* a label value, with its NUL */
+
+struct ferry__m_family {
+	const char *name; /* ferry_..., _total for a counter */
+	const char *type; /* "counter" or "gauge" */
+	const char *help;
+	const char *labels[FERRY__M_MAX_LABELS]; /* names; NULL after the
+						    last */
 };
-void ferry__metrics_uroce(const struct ferry__m_uroce *u);
+
+/* Add n to the series of family f (static: the registry keeps the
+ * pointer) with label values values[], one per label of f (NULL when f
+ * has none); both are made when first named. Returns 0, -EINVAL (a value
+ * missing or too long, no name) or -ENOSPC (the registry is full: that
+ * count is lost, the session does not mind). */
+int ferry__metrics_add(const struct ferry__m_family *f,
+		       const char *const *values, uint64_t n);
+
+/* A set of counters one struct holds, each a series of some family: how a
+ * transport publishes what it counts (its table's metrics field). */
+struct ferry__m_counter {
+	const struct ferry__m_family *family;
+	const char *values[FERRY__M_MAX_LABELS];
+	size_t off; /* of its uint64_t in the struct */
+};
+struct ferry_metric_set {
+	const struct ferry__m_counter *c;
+	unsigned n;
+};
+
+/* Add every counter of set from the struct at from, under one lock;
+ * from NULL: only name them, so that they are there at 0. Returns 0 or the
+ * first error of ferry__metrics_add (the other counters are still added). */
+int ferry__metrics_add_set(const struct ferry_metric_set *set,
+			   const void *from);
 
 /* A session's traffic goes over interface ifname: its NIC drops are
  * reported even when it is the loopback. */
@@ -83,10 +118,20 @@ extern const char *const ferry__m_class_names[FERRY__M_CLASSES];
 /* Goodput sample at now_ns (ferry_metrics_sample takes the clock). */
 void ferry__metrics_sample_at(uint64_t now_ns);
 
-/* Forget everything (unit tests). Pipelines must be detached first. */
+/* Forget every count (unit tests): the families and series named stay,
+ * at 0. Pipelines must be detached first. */
 void ferry__metrics_reset(void);
 
 /* ---- for render.c: a consistent copy of the registry ---- */
+struct ferry__m_families {
+	unsigned n_family, n_series;
+	const struct ferry__m_family *family[FERRY__M_MAX_FAMILIES];
+	struct ferry__m_series {
+		unsigned family; /* index into family[] */
+		char values[FERRY__M_MAX_LABELS][FERRY__M_VALUE_MAX];
+		uint64_t v;
+	} series[FERRY__M_MAX_SERIES];
+};
 struct ferry__m_xport {
 	char name[12];
 	bool used[2]; /* by direction: something was attached */
@@ -103,7 +148,7 @@ struct ferry__m_snap {
 	uint64_t chunk_cksum_fail; /* crc_errors of every transport (set by
 				      ferry__metrics_snapshot) */
 	uint64_t file_cksum_fail;
-	struct ferry__m_uroce uroce;
+	struct ferry__m_families fam;
 	unsigned n_netdev;
 	char netdev[FERRY__M_MAX_NETDEV][16];
 };

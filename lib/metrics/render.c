@@ -2,7 +2,9 @@
  * switches, and the host signals, as Prometheus text (format 0.0.4).
  * Every family is one row of metrics[] (name, type, help, where its values
  * are, its labels), written once, HELP and TYPE first, then its samples;
- * label values are escaped (backslash, double quote, newline). */
+ * label values are escaped (backslash, double quote, newline). One row
+ * stands for the families the layers above registered (a transport's
+ * own), each written the same way from its description. */
 #include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -65,6 +67,7 @@ enum mlabels {
 	L_XPORT,  /* one per transport and direction in use; d[0].stride:
 		     from direction rx to tx */
 	L_NETDEV, /* one per host interface (struct ferry__m_netdev) */
+	L_FAMILIES, /* not a family: every registered one, in their order */
 };
 
 /* A label with fixed values, laid out stride bytes apart. An inner label
@@ -114,17 +117,12 @@ static const char *const ok_error[2] = { "ok", "error" };
 static const char *const file_outcome[3] = { "published", "skipped",
 					     "failed" };
 static const char *const cksum_kind[2] = { "chunk", "file" };
-static const char *const nak_kind[2 * FERRY__M_NAK_KINDS] = {
-	"sequence", "rnr", "access", "other",   /* as received */
-	"sequence", "rnr", "access", "invalid", /* as sent */
-};
 static const char *const cpu_mode[2] = { "user", "system" };
 static const char *const csw_kind[2] = { "voluntary", "involuntary" };
 
 static_assert(GAP(struct ferry__m_snap, files_published, files_skipped) ==
 		      GAP(struct ferry__m_snap, files_skipped, files_failed),
 	      "files_total's outcomes lie evenly apart");
-static_assert(FERRY__M_NAK_KINDS == 4, "a name for every NAK kind");
 static_assert(FERRY__M_RX == 0 && FERRY__M_TX == 1 &&
 		      FERRY__M_RECEIVER == 0 && FERRY__M_SENDER == 1,
 	      "label values in index order");
@@ -171,25 +169,7 @@ static const struct metric metrics[] = {
 	{ "ferry_files_resumed_total", "counter",
 	  "Files continued from the journal of an earlier attempt.",
 	  SNAP(files_resumed), .labels = L_DIMS, .d = { ROLE } },
-	{ "ferry_uroce_retransmitted_packets_total", "counter",
-	  "uroce request packets sent again (added when a session ends).",
-	  SNAP(uroce.retx_pkts) },
-	{ "ferry_uroce_retransmit_timeouts_total", "counter",
-	  "uroce retransmit timer expiries (added when a session ends).",
-	  SNAP(uroce.timeouts) },
-	{ "ferry_uroce_naks_total", "counter",
-	  "uroce NAKs received (rx) and sent (tx) by kind (added when a session ends).",
-	  SNAP(uroce.rx_nak), .labels = L_DIMS,
-	  .d = { { "direction", dir_name, 2,
-		   GAP(struct ferry__m_snap, uroce.rx_nak, uroce.tx_nak), 0 },
-		 { "kind", nak_kind, FERRY__M_NAK_KINDS, sizeof(uint64_t),
-		   FERRY__M_NAK_KINDS } } },
-	{ "ferry_uroce_out_of_order_packets_total", "counter",
-	  "uroce requests dropped for arriving ahead of the expected PSN (added when a session ends).",
-	  SNAP(uroce.oow_drops) },
-	{ "ferry_uroce_duplicate_packets_total", "counter",
-	  "uroce requests that arrived again and were only acknowledged (added when a session ends).",
-	  SNAP(uroce.dup_pkts) },
+	{ NULL, .src = M_SNAP, .labels = L_FAMILIES },
 	{ "ferry_cpu_seconds_total", "counter",
 	  "CPU time this process has used, every thread.",
 	  RUSAGE(ru_utime, ru_stime, "mode", cpu_mode), .val = V_TIMEVAL },
@@ -321,15 +301,52 @@ static void samples_netdev(struct out *o, const struct metric *m,
 	}
 }
 
+static void head(struct out *o, const char *name, const char *help,
+		 const char *type)
+{
+	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The registered families, each with its series in the order named. */
+static void families(struct out *o, const struct ferry__m_families *f)
+{
+	for (unsigned i = 0; i < f->n_family; i++) {
+		const struct ferry__m_family *d = f->family[i];
+		const struct metric m = { .name = d->name, .val = V_U64 };
+
+		head(o, d->name, d->help, d->type);
+		for (unsigned j = 0; j < f->n_series; j++) {
+			const struct ferry__m_series *s = &f->series[j];
+			char lab[160] = "", v[48];
+			size_t n = 0;
+
+			if (s->family != i)
+				continue;
+			for (unsigned k = 0; k < FERRY__M_MAX_LABELS &&
+					     d->labels[k] && n < sizeof(lab);
+			     k++)
+				n += (size_t)snprintf(lab + n, sizeof(lab) - n,
+						      "%s%s=\"%s\"",
+						      k ? "," : "", d->labels[k],
+						      esc(v, sizeof(v),
+							  s->values[k]));
+			sample(o, &m, lab, (const uint8_t *)&s->v);
+		}
+	}
+}
+
 static void family(struct out *o, const struct metric *m,
 		   const void *const src[M_NSRC])
 {
 	const uint8_t *base = src[m->src];
 
+	if (m->labels == L_FAMILIES) {
+		families(o, &((const struct ferry__m_snap *)base)->fam);
+		return;
+	}
 	if (!base || (m->labels != L_NETDEV && !present(m, base)))
 		return;
-	put(o, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name,
-	    m->type);
+	head(o, m->name, m->help, m->type);
 	switch (m->labels) {
 	case L_NONE:
 	case L_DIMS:
@@ -340,6 +357,8 @@ static void family(struct out *o, const struct metric *m,
 		break;
 	case L_NETDEV:
 		samples_netdev(o, m, (const struct ferry__m_host *)base);
+		break;
+	case L_FAMILIES:
 		break;
 	}
 }

@@ -19,6 +19,10 @@ void ferry_opts_init(struct ferry_opts *o)
 	o->max_mem = FERRY_DEFAULT_MAX_MEM;
 	o->interval = 1.0;
 	ferry_xport_conf_init(&o->xport);
+	/* The registry names every transport's counter families the first
+	   time it is asked: here, so that they are in a command's first
+	   scrape, before any session. */
+	(void)ferry_xport_list();
 }
 
 const char *ferry_fsync_name(int mode)

@@ -6,12 +6,21 @@
 #include <string.h>
 
 #include "ferry/xport.h"
+#include "metrics/metrics.h"
 #include "util/util.h"
 #include "xport/xport_ids.h"
 #include "xport/xport_int.h"
 #include "xport/tcp/tcp_id.h"
 #include "xport/uroce/uroce_id.h"
 #include "xport/verbs/verbs_id.h"
+
+/* Every transport the control protocol knows, built here or not: a
+ * peer's choice is named even when this build lacks it. */
+static const struct ferry_xport_ops known[] = {
+	{ FERRY__VERBS_ID },
+	{ FERRY__UROCE_ID },
+	{ FERRY__TCP_ID },
+};
 
 /* The registry: this build's tables (xport_list.h, from meson), put in
  * preference order once. */
@@ -36,9 +45,29 @@ static void by_rank(void)
 		}
 }
 
+/* Every transport's counter families, named once so that they are in
+ * the first scrape: this build's, and those of the transports it lacks
+ * (known[], above), so that a scrape has the same families in every
+ * build. A family the registry has no room for is left out. */
+static void name_metrics(void)
+{
+	for (size_t i = 0; xports[i]; i++)
+		if (FERRY_XPORT_HAS(xports[i], metrics))
+			(void)ferry__metrics_add_set(xports[i]->metrics, NULL);
+	for (size_t i = 0; i < FERRY__ARRAY_SIZE(known); i++)
+		if (known[i].metrics)
+			(void)ferry__metrics_add_set(known[i].metrics, NULL);
+}
+
+static void once(void)
+{
+	by_rank();
+	name_metrics();
+}
+
 const struct ferry_xport_ops *const *ferry_xport_list(void)
 {
-	pthread_once(&xports_once, by_rank);
+	pthread_once(&xports_once, once);
 	return xports;
 }
 
@@ -51,14 +80,6 @@ const struct ferry_xport_ops *ferry_xport_find(const char *name)
 			return l[i];
 	return NULL;
 }
-
-/* Every transport the control protocol knows, built here or not: a
- * peer's choice is named even when this build lacks it. */
-static const struct ferry_xport_ops known[] = {
-	{ FERRY__VERBS_ID },
-	{ FERRY__UROCE_ID },
-	{ FERRY__TCP_ID },
-};
 
 #define HAS_FIELD(ops, f)                                                   \
 	((ops)->size >= offsetof(struct ferry_xport_ops, f) + sizeof((ops)->f))

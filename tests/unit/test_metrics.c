@@ -18,7 +18,11 @@
 #include "cu.h"
 #include "ferry/error.h"
 #include "ferry/metrics.h"
+#include "ferry/session.h"
+#include "ferry/xport.h"
 #include "metrics/metrics.h"
+#include "xport/uroce/rc.h"
+#include "xport/uroce/uroce_id.h"
 
 #define MAX_SAMPLES 512
 #define BUF (256 << 10)
@@ -412,7 +416,7 @@ static void test_sessions(void)
 {
 	struct scrape *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
 	struct ferry_report *rep = calloc(1, sizeof(*rep));
-	struct ferry__m_uroce u = { .retx_pkts = 5, .timeouts = 1 };
+	struct ferry_rc_counters u = { .retx_pkts = 5, .timeouts = 1 };
 
 	ferry__metrics_reset();
 	render("/nonexistent-ferry-root", a);
@@ -431,9 +435,9 @@ static void test_sessions(void)
 	rep->files_resumed = 2;
 	ferry__metrics_files(FERRY__M_RECEIVER, rep);
 	ferry__metrics_file_cksum_fail();
-	u.rx_nak[FERRY__M_NAK_SEQ] = 2;
-	u.tx_nak[FERRY__M_NAK_OTHER] = 1;
-	ferry__metrics_uroce(&u);
+	u.rx_nak_seq = 2;
+	u.tx_nak_invalid = 1;
+	CU_ASSERT_EQUAL(ferry__metrics_add_set(&ferry__uroce_metrics, &u), 0);
 	render("/nonexistent-ferry-root", a);
 	monotonic(b, a);
 	CU_ASSERT_EQUAL(val(a, "ferry_sessions_active{role=\"receiver\"}"), 0);
@@ -506,12 +510,15 @@ static void test_enospc(void)
 /* uroce's RC counters of one session, as its endpoint code adds them. */
 static void add_uroce_counts(void)
 {
-	struct ferry__m_uroce u = {
+	struct ferry_rc_counters c = {
 		.retx_pkts = 11, .timeouts = 12, .oow_drops = 13, .dup_pkts = 14,
-		.rx_nak = { 1, 2, 3, 4 }, .tx_nak = { 5, 6, 7, 8 },
+		.rx_nak_seq = 1, .rx_nak_rnr = 2, .rx_nak_access = 3,
+		.rx_nak_other = 4, .tx_nak_seq = 5, .tx_nak_rnr = 6,
+		.tx_nak_access = 7, .tx_nak_invalid = 8,
+		.tx_req = 99, .rx_req = 98, /* not published */
 	};
 
-	ferry__metrics_uroce(&u);
+	CU_ASSERT_EQUAL(ferry__metrics_add_set(&ferry__uroce_metrics, &c), 0);
 }
 
 /* ---- the exposition text itself, pinned ----
@@ -629,6 +636,74 @@ static void test_golden(void)
 	free(p);
 }
 
+/* The families a layer above describes: written as described, series in
+ * the order first named, label values escaped; wrong calls refused;
+ * counts forgotten by a reset, the series not. */
+static const struct ferry__m_family fam_two = {
+	"ferry_test_events_total", "counter", "Events by side and kind.",
+	{ "side", "kind" },
+};
+static const struct ferry__m_family fam_none = {
+	"ferry_test_depth", "gauge", "A depth.",
+};
+
+static const char want_families[] =
+	"# HELP ferry_test_events_total Events by side and kind.\n"
+	"# TYPE ferry_test_events_total counter\n"
+	"ferry_test_events_total{side=\"b\",kind=\"x\"} 3\n"
+	"ferry_test_events_total{side=\"a\",kind=\"we\\\"ird\\\\\"} 0\n"
+	"ferry_test_events_total{side=\"a\",kind=\"x\"} 7\n"
+	"# HELP ferry_test_depth A depth.\n"
+	"# TYPE ferry_test_depth gauge\n"
+	"ferry_test_depth 5\n";
+
+/* The text of the test's families: from the first to ferry_cpu_*. */
+static void test_families_text(char *out, size_t n)
+{
+	char *buf = malloc(BUF), *a, *b;
+	size_t len = 0;
+
+	CU_ASSERT_FATAL(buf != NULL);
+	CU_ASSERT_EQUAL_FATAL(ferry_metrics_render("/nonexistent-ferry-root",
+						   buf, BUF, &len), 0);
+	a = strstr(buf, "# HELP ferry_test_");
+	b = strstr(buf, "# HELP ferry_cpu_seconds_total");
+	CU_ASSERT_FATAL(a && b && a < b);
+	snprintf(out, n, "%.*s", (int)(b - a), a);
+	free(buf);
+}
+
+static void test_families(void)
+{
+	const char *bx[] = { "b", "x" }, *ax[] = { "a", "x" },
+		   *aw[] = { "a", "we\"ird\\" }, *missing[] = { "a", NULL },
+		   *toolong[] = { "a", "abcdefghijklmnopqrstuvwxyz" };
+	struct scrape *sc = malloc(sizeof(*sc));
+	char text[1024];
+
+	ferry__metrics_reset();
+	CU_ASSERT_EQUAL(ferry__metrics_add(&fam_two, bx, 3), 0);
+	CU_ASSERT_EQUAL(ferry__metrics_add(&fam_two, aw, 0), 0);
+	CU_ASSERT_EQUAL(ferry__metrics_add(&fam_two, ax, 4), 0);
+	CU_ASSERT_EQUAL(ferry__metrics_add(&fam_two, ax, 3), 0);
+	CU_ASSERT_EQUAL(ferry__metrics_add(&fam_none, NULL, 5), 0);
+	CU_ASSERT_EQUAL(ferry__metrics_add(&fam_two, missing, 1), -EINVAL);
+	CU_ASSERT_EQUAL(ferry__metrics_add(&fam_two, NULL, 1), -EINVAL);
+	CU_ASSERT_EQUAL(ferry__metrics_add(&fam_two, toolong, 1), -EINVAL);
+	test_families_text(text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(text, want_families);
+	render("/nonexistent-ferry-root", sc); /* the strict reader agrees */
+	CU_ASSERT_EQUAL(val(sc, "ferry_test_events_total{side=\"a\",kind=\"x\"}"), 7);
+
+	/* a reset forgets the counts, not the series */
+	ferry__metrics_reset();
+	render("/nonexistent-ferry-root", sc);
+	CU_ASSERT_EQUAL(val(sc, "ferry_test_events_total{side=\"b\",kind=\"x\"}"), 0);
+	CU_ASSERT_EQUAL(val(sc, "ferry_test_depth"), 0);
+	CU_ASSERT_EQUAL(val(sc, "ferry_uroce_naks_total{direction=\"tx\",kind=\"invalid\"}"), 0);
+	free(sc);
+}
+
 static void rm_root(void)
 {
 	char cmd[128];
@@ -651,9 +726,16 @@ int main(void)
 		{ "error classes", test_error_classes },
 		{ "a buffer too small", test_enospc },
 		{ "the text, against golden files", test_golden },
+		{ "families registered from above", test_families },
 		CU_TEST_INFO_NULL,
 	};
-	int rc = ferry_cu_run("metrics", tests);
+	struct ferry_opts o;
+	int rc;
+
+	/* what every command does first: the transports' families are
+	   named from here on (ferry_xport_list) */
+	ferry_opts_init(&o);
+	rc = ferry_cu_run("metrics", tests);
 
 	rm_root();
 	return rc;

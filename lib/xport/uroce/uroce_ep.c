@@ -10,6 +10,7 @@
 #include "metrics/metrics.h"
 #include "util/util.h"
 #include "xport/uroce/uroce.h"
+#include "xport/uroce/uroce_id.h"
 
 #define STRIDE_MIN 8192u   /* smallest slot: chunk header + a 4 KiB chunk */
 #define RING_MIN 256u
@@ -160,32 +161,44 @@ int ferry__uroce_start(struct ferry_xport *x, bool receiver,
 	return err;
 }
 
-/* Counters of every QP, and the port's, in one line. */
-static void log_counters(const struct ferry_xport *x)
+/* The counters of every QP of the session, summed. */
+static void sum_counters(const struct ferry_xport *x,
+			 struct ferry_rc_counters *t)
 {
-	struct ferry_rc_counters t = { 0 };
-	const struct ferry__uport_stats *ps = &x->port->st;
-
+	*t = (struct ferry_rc_counters){ 0 };
 	for (unsigned i = 0; i < x->n_ep; i++) {
 		const struct ferry_rc_counters *c;
 
 		if (!x->ep[i].qp)
 			continue;
 		c = ferry__rc_counters(x->ep[i].qp);
-		t.tx_req += c->tx_req;
-		t.retx_pkts += c->retx_pkts;
-		t.timeouts += c->timeouts;
-		t.rx_nak_seq += c->rx_nak_seq;
-		t.rx_nak_rnr += c->rx_nak_rnr;
-		t.rx_req += c->rx_req;
-		t.tx_acks += c->tx_acks;
-		t.oow_drops += c->oow_drops;
-		t.dup_pkts += c->dup_pkts;
-		t.tx_busy += c->tx_busy;
-		t.access_errors += c->access_errors;
-		t.tx_nak_invalid += c->tx_nak_invalid;
-		t.state_drops += c->state_drops;
+		t->tx_req += c->tx_req;
+		t->retx_pkts += c->retx_pkts;
+		t->timeouts += c->timeouts;
+		t->rx_nak_seq += c->rx_nak_seq;
+		t->rx_nak_rnr += c->rx_nak_rnr;
+		t->rx_nak_access += c->rx_nak_access;
+		t->rx_nak_other += c->rx_nak_other;
+		t->rx_req += c->rx_req;
+		t->tx_acks += c->tx_acks;
+		t->tx_nak_seq += c->tx_nak_seq;
+		t->tx_nak_rnr += c->tx_nak_rnr;
+		t->tx_nak_access += c->tx_nak_access;
+		t->tx_nak_invalid += c->tx_nak_invalid;
+		t->oow_drops += c->oow_drops;
+		t->dup_pkts += c->dup_pkts;
+		t->tx_busy += c->tx_busy;
+		t->access_errors += c->access_errors;
+		t->state_drops += c->state_drops;
 	}
+}
+
+/* The session's counters, and the port's, in one line. */
+static void log_counters(const struct ferry_xport *x,
+			 const struct ferry_rc_counters *t)
+{
+	const struct ferry__uport_stats *ps = &x->port->st;
+
 	ferry__log(FERRY_LOG_INFO,
 		   "uroce: session done: sent %llu requests (%llu again, %llu "
 		   "timeouts, %llu sequence and %llu RNR NAKs back), got %llu "
@@ -194,15 +207,15 @@ static void log_counters(const struct ferry_xport *x)
 		   "ACKs sent, tx busy %llu; port: %llu frames in (%llu not "
 		   "RoCE, %llu malformed, %llu bad ICRC, %llu unknown QP), "
 		   "%llu out (%llu dropped unsent)",
-		   (unsigned long long)t.tx_req, (unsigned long long)t.retx_pkts,
-		   (unsigned long long)t.timeouts,
-		   (unsigned long long)t.rx_nak_seq,
-		   (unsigned long long)t.rx_nak_rnr, (unsigned long long)t.rx_req,
-		   (unsigned long long)t.oow_drops, (unsigned long long)t.dup_pkts,
-		   (unsigned long long)t.access_errors,
-		   (unsigned long long)t.tx_nak_invalid,
-		   (unsigned long long)t.state_drops,
-		   (unsigned long long)t.tx_acks, (unsigned long long)t.tx_busy,
+		   (unsigned long long)t->tx_req, (unsigned long long)t->retx_pkts,
+		   (unsigned long long)t->timeouts,
+		   (unsigned long long)t->rx_nak_seq,
+		   (unsigned long long)t->rx_nak_rnr, (unsigned long long)t->rx_req,
+		   (unsigned long long)t->oow_drops, (unsigned long long)t->dup_pkts,
+		   (unsigned long long)t->access_errors,
+		   (unsigned long long)t->tx_nak_invalid,
+		   (unsigned long long)t->state_drops,
+		   (unsigned long long)t->tx_acks, (unsigned long long)t->tx_busy,
 		   (unsigned long long)ps->rx_frames,
 		   (unsigned long long)ps->rx_other,
 		   (unsigned long long)ps->rx_malformed,
@@ -212,39 +225,17 @@ static void log_counters(const struct ferry_xport *x)
 		   (unsigned long long)ps->tx_flushed);
 }
 
-/* The session's RC counters into the process's metrics. */
-static void add_metrics(const struct ferry_xport *x)
-{
-	struct ferry__m_uroce m = { 0 };
-
-	for (unsigned i = 0; i < x->n_ep; i++) {
-		const struct ferry_rc_counters *c;
-
-		if (!x->ep[i].qp)
-			continue;
-		c = ferry__rc_counters(x->ep[i].qp);
-		m.retx_pkts += c->retx_pkts;
-		m.timeouts += c->timeouts;
-		m.oow_drops += c->oow_drops;
-		m.dup_pkts += c->dup_pkts;
-		m.rx_nak[FERRY__M_NAK_SEQ] += c->rx_nak_seq;
-		m.rx_nak[FERRY__M_NAK_RNR] += c->rx_nak_rnr;
-		m.rx_nak[FERRY__M_NAK_ACCESS] += c->rx_nak_access;
-		m.rx_nak[FERRY__M_NAK_OTHER] += c->rx_nak_other;
-		m.tx_nak[FERRY__M_NAK_SEQ] += c->tx_nak_seq;
-		m.tx_nak[FERRY__M_NAK_RNR] += c->tx_nak_rnr;
-		m.tx_nak[FERRY__M_NAK_ACCESS] += c->tx_nak_access;
-		m.tx_nak[FERRY__M_NAK_OTHER] += c->tx_nak_invalid;
-	}
-	ferry__metrics_uroce(&m);
-}
-
 void ferry__uroce_eps_free(struct ferry_xport *x)
 {
+	struct ferry_rc_counters t;
+
 	if (!x->ep)
 		return;
-	log_counters(x);
-	add_metrics(x);
+	sum_counters(x, &t);
+	log_counters(x, &t);
+	/* into the process's metrics (rc_metrics.c): none lost but on a
+	   full registry, which the metrics do without */
+	(void)ferry__metrics_add_set(&ferry__uroce_metrics, &t);
 	for (unsigned i = 0; i < x->n_ep; i++) {
 		ferry__rc_destroy(x->ep[i].qp);
 		free(x->ep[i].wr);

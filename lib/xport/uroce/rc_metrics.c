@@ -1,0 +1,54 @@
+/* uroce's counter families: what its RC engine counts (struct
+ * ferry_rc_counters, rc.h), as Prometheus sees it. Built with or without
+ * DPDK: the registry lists every transport the control channel knows
+ * (lib/xport/xport.c), so the families are in every build's scrapes, at
+ * 0 where uroce never runs, and a dashboard finds them everywhere. The
+ * endpoint code adds a session's sums when it ends (uroce_ep.c): the
+ * counters belong to the polling thread while the session runs. */
+#include <stddef.h>
+
+#include "metrics/metrics.h"
+#include "util/util.h"
+#include "xport/uroce/rc.h"
+#include "xport/uroce/uroce_id.h"
+
+/* A counter family of uroce's, its label names after its help; a
+ * session adds to it when it ends. */
+#define FAMILY(var, name, help, ...)                                        \
+	static const struct ferry__m_family var = {                         \
+		name, "counter", help " (added when a session ends).",      \
+		{ __VA_ARGS__ }                                             \
+	}
+
+FAMILY(retx, "ferry_uroce_retransmitted_packets_total",
+       "uroce request packets sent again", NULL);
+FAMILY(timeouts, "ferry_uroce_retransmit_timeouts_total",
+       "uroce retransmit timer expiries", NULL);
+FAMILY(naks, "ferry_uroce_naks_total",
+       "uroce NAKs received (rx) and sent (tx) by kind", "direction", "kind");
+FAMILY(oow, "ferry_uroce_out_of_order_packets_total",
+       "uroce requests dropped for arriving ahead of the expected PSN", NULL);
+FAMILY(dup, "ferry_uroce_duplicate_packets_total",
+       "uroce requests that arrived again and were only acknowledged", NULL);
+
+#define RC(field) offsetof(struct ferry_rc_counters, field)
+
+/* In the order they are written. */
+static const struct ferry__m_counter counters[] = {
+	{ &retx, { NULL }, RC(retx_pkts) },
+	{ &timeouts, { NULL }, RC(timeouts) },
+	{ &naks, { "rx", "sequence" }, RC(rx_nak_seq) },
+	{ &naks, { "rx", "rnr" }, RC(rx_nak_rnr) },
+	{ &naks, { "rx", "access" }, RC(rx_nak_access) },
+	{ &naks, { "rx", "other" }, RC(rx_nak_other) },
+	{ &naks, { "tx", "sequence" }, RC(tx_nak_seq) },
+	{ &naks, { "tx", "rnr" }, RC(tx_nak_rnr) },
+	{ &naks, { "tx", "access" }, RC(tx_nak_access) },
+	{ &naks, { "tx", "invalid" }, RC(tx_nak_invalid) },
+	{ &oow, { NULL }, RC(oow_drops) },
+	{ &dup, { NULL }, RC(dup_pkts) },
+};
+
+const struct ferry_metric_set ferry__uroce_metrics = {
+	counters, FERRY__ARRAY_SIZE(counters),
+};
