@@ -14,7 +14,7 @@ rm -rf "$work"
 mkdir -p "$work"
 git clone -q "$src" "$work/test" || exit 1
 git clone -q "$src" "$work/load" || exit 1
-(cd "$work/load" && meson setup -q build >/dev/null) || exit 1
+(cd "$work/load" && meson setup build >/dev/null) || exit 1
 
 # the load: rebuild the other clone from scratch, over and over
 (
