@@ -43,6 +43,7 @@ if ! command -v "$CC" >/dev/null; then
 fi
 
 u=lib/xport/uroce
+w=lib/xport/roce
 r=lib/rocedump
 sources() {
 	case $1 in
@@ -52,10 +53,10 @@ sources() {
 		lib/io/manifest.c lib/util/escape.c lib/util/path.c ;;
 	manifest) echo tests/fuzz/fuzz_manifest.c lib/io/manifest.c \
 		lib/files/files_plan.c lib/sum/sum.c lib/util/path.c ;;
-	roce) echo tests/fuzz/fuzz_roce.c $u/wire.c $u/icrc.c $u/rc_qp.c \
+	roce) echo tests/fuzz/fuzz_roce.c $w/wire.c $w/icrc.c $u/rc_qp.c \
 		$u/rc_req.c $u/rc_resp.c $u/rc_comp.c \
 		$r/decode.c $r/ibop.c $r/mad.c ;;
-	pcap) echo tests/fuzz/fuzz_pcap.c $u/pcap.c $u/wire.c $u/icrc.c \
+	pcap) echo tests/fuzz/fuzz_pcap.c $w/pcap.c $w/wire.c $w/icrc.c \
 		$r/decode.c $r/ibop.c $r/mad.c $r/flows.c $r/rocedump.c ;;
 	*) return 1 ;;
 	esac
