@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ferry/xport.h"
 #include "opts_table.h"
 
 /* Rows one command takes: more than any command has. */
@@ -139,9 +140,32 @@ static void wrap(FILE *f, const char *text, size_t col)
 	fputc('\n', f);
 }
 
+/* A help text with its CLI_XPORTS mark replaced by this build's
+ * transports, in the order auto prefers them ("verbs, uroce or tcp"). */
+static const char *with_xports(const char *help, char *buf, size_t len)
+{
+	const struct ferry_xport_ops *const *l = ferry_xport_list();
+	const char *mark = strstr(help, CLI_XPORTS);
+	size_t n = 0, at;
+
+	if (!mark)
+		return help;
+	at = (size_t)snprintf(buf, len, "%.*s", (int)(mark - help), help);
+	while (l[n])
+		n++;
+	for (size_t i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       i == 0 ? "" : i + 1 == n ? " or " : ", ",
+				       l[i]->name);
+	if (at < len)
+		snprintf(buf + at, len - at, "%s", mark + strlen(CLI_XPORTS));
+	return buf;
+}
+
 /* "  -P, --streams N       parallel streams ..." */
 static void print_opt(FILE *f, const struct cli_opt *o)
 {
+	char buf[512];
 	int col = fprintf(f, "  %c%c%c --%s%s%s", o->letter ? '-' : ' ',
 			  o->letter ? o->letter : ' ', o->letter ? ',' : ' ',
 			  o->name, o->arg ? " " : "", o->arg ? o->arg : "");
@@ -151,7 +175,7 @@ static void print_opt(FILE *f, const struct cli_opt *o)
 		col = 0;
 	}
 	fprintf(f, "%*s", TEXT_COL - col, "");
-	wrap(f, o->help, TEXT_COL);
+	wrap(f, with_xports(o->help, buf, sizeof(buf)), TEXT_COL);
 }
 
 void cli_help(const struct cli_cmd *cmd, const char *as, FILE *f)

@@ -450,8 +450,9 @@ const struct cli_opt cli_opts[] = {
 	  .set = refuse_slots },
 	{ .name = "transport", .arg = "T", .cmds = PEERS, .group = G_PIPELINE,
 	  STR(c.o.transport),
-	  .help = "auto (default), tcp, uroce or verbs; auto says which it "
-		  "picked and why" },
+	  .help = "auto (default), or one of this build's transports, in "
+		  "the order auto prefers them: " CLI_XPORTS "; auto says which "
+		  "it picked and why" },
 	{ .name = "sockbuf", .arg = "SIZE", .cmds = PEERS,
 	  .group = G_PIPELINE, .set = set_sockbuf,
 	  .help = "tcp socket buffers (default: kernel autotuning)" },

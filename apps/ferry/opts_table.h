@@ -99,6 +99,9 @@ struct cli_opt {
 	const char *help;   /* one paragraph; --help wraps it */
 };
 
+/* In a help text: replaced by this build's transports when printed. */
+#define CLI_XPORTS "@transports@"
+
 extern const struct cli_opt cli_opts[];
 extern const size_t cli_n_opts;
 
