@@ -179,7 +179,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 kill -0 $tpid 2>/dev/null && fail "tshark did not stop"
-TS=(tshark -r "$cap" -d "udp.port==4791,infiniband")
+TS=("$SRC/tests/tshark-ib.sh" -r "$cap")
 ib=$("${TS[@]}" -Y infiniband 2>/dev/null | wc -l)
 # 8 MiB is 2048 WRITE frames and their ACKs; a capture on a busy host may
 # miss some (tshark's own drops), what it has must all be good

@@ -153,18 +153,19 @@ def dump(path, writes):
 
 
 def tshark(path, frames, writes):
-    n, ops, bad = 0, collections.Counter(), 0
+    n, ops, bad = 0, collections.Counter(), []
     for line in open(path):
         f = line.rstrip("\n").split("\t")
         n += 1
         if f[0]:
             ops[int(f[0])] += 1
         if len(f) > 1 and f[1]:
-            bad += 1
+            bad.append(f"frame {n} opcode {f[0] or '?'}")
     if n != int(frames) or sum(ops.values()) != n:
         die(f"{path}: tshark read {n} frames, {sum(ops.values())} as InfiniBand; rocedump {frames}")
     if bad:
-        die(f"{path}: tshark calls {bad} frames malformed")
+        die(f"{path}: tshark calls {len(bad)} frames malformed: "
+            + ", ".join(bad[:8]))
     w = ops[6] + ops[7] + ops[9]  # RDMA WRITE First, Middle, Last with Immediate
     if w < int(writes) or not ops[4] or not ops[17]:
         die(f"{path}: opcodes {dict(ops)}: wanted {writes}+ writes, SENDs (4) and ACKs (17)")

@@ -47,7 +47,7 @@ client_() {
 		grep -qw "cm $m" "$dump" || bad "no CM $m in the capture: $(grep -c " cm " "$dump") CM MADs"
 	done
 	n=$(tail -n 1 "$dump" | awk -F', ' '{ print $2 + 0 }')
-	tshark -r "$cap" -d udp.port==4791,infiniband -T fields \
+	"$SRC/tests/tshark-ib.sh" -r "$cap" -T fields \
 		-e infiniband.bth.opcode -e _ws.malformed >"$W/session.tshark" 2>/dev/null ||
 		bad "tshark cannot read the capture"
 	python3 "$CHECK" tshark "$W/session.tshark" "$n" 8 || bad "tshark's reading"

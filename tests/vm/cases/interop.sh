@@ -127,10 +127,15 @@ check_capture() {
 		bad "$1: ferry rocedump exited $?: $(tail -n 1 "$W/$1.dump")"
 	python3 "$CHECK" dump "$W/$1.dump" $WRITES || bad "$1: ferry rocedump's counts"
 	n=$(tail -n 1 "$W/$1.dump" | awk -F', ' '{ print $2 + 0 }')
-	tshark -r "$cap" -d udp.port==4791,infiniband -T fields \
+	"$SRC/tests/tshark-ib.sh" -r "$cap" -T fields \
 		-e infiniband.bth.opcode -e _ws.malformed >"$W/$1.tshark" 2>/dev/null ||
 		bad "$1: tshark cannot read the capture"
-	python3 "$CHECK" tshark "$W/$1.tshark" "$n" $WRITES || bad "$1: tshark's reading"
+	python3 "$CHECK" tshark "$W/$1.tshark" "$n" $WRITES || {
+		bad "$1: tshark's reading"
+		# what tshark found wrong, for whoever reads the log
+		"$SRC/tests/tshark-ib.sh" -r "$cap" -Y _ws.malformed \
+			-O infiniband 2>&1 | head -n 60 | sed 's/^/  tshark: /' >&2
+	}
 }
 
 # the tree `ferry send` copies
