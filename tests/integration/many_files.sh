@@ -128,26 +128,20 @@ A=ferry://127.0.0.1:$P_a B=ferry://127.0.0.1:$P_b
 export FERRY_KEY=$T/keys/ops.key
 cp_() { limited timeout -k 5 300 "$FERRY" cp "$@"; }
 
-note "3. ferry cp to a daemon (push)"
-t0=$SECONDS
-cp_ "$S" "$A/" >"$T/c3.out" 2>"$T/c3.err" || bad "3. push failed: $(tail -n 2 "$T/c3.err" | paste -sd' ')"
-echo "3. $(tail -n 1 "$T/c3.out") ($((SECONDS - t0)) s)"
-counted "$T/c3.out" "3."
-same "$W/a/src" "3."
-
-note "4. ferry cp from the daemon (pull)"
-t0=$SECONDS
-cp_ "$A/src" "$W/pulled/" >"$T/c4.out" 2>"$T/c4.err" || bad "4. pull failed: $(tail -n 2 "$T/c4.err" | paste -sd' ')"
-echo "4. $(tail -n 1 "$T/c4.out") ($((SECONDS - t0)) s)"
-counted "$T/c4.out" "4."
-same "$W/pulled/src" "4."
-
-note "5. ferry cp from one daemon to another (third-party copy)"
-t0=$SECONDS
-cp_ "$A/src" "$B/" >"$T/c5.out" 2>"$T/c5.err" || bad "5. third-party copy failed: $(tail -n 2 "$T/c5.err" | paste -sd' ')"
-echo "5. $(tail -n 1 "$T/c5.out") ($((SECONDS - t0)) s)"
-counted "$T/c5.out" "5."
-same "$W/b/src" "5."
+# cp_case N WHAT SRC DST LANDED: one cp, its summary counted, LANDED
+# compared with the source tree
+cp_case() {
+	local n=$1 what=$2 landed=$5 t0=$SECONDS
+	note "$n. ferry cp $what"
+	cp_ "$3" "$4" >"$T/c$n.out" 2>"$T/c$n.err" ||
+		bad "$n. $what failed: $(tail -n 2 "$T/c$n.err" | paste -sd' ')"
+	echo "$n. $(tail -n 1 "$T/c$n.out") ($((SECONDS - t0)) s)"
+	counted "$T/c$n.out" "$n."
+	same "$landed" "$n."
+}
+cp_case 3 "to a daemon (push)" "$S" "$A/" "$W/a/src"
+cp_case 4 "from the daemon (pull)" "$A/src" "$W/pulled/" "$W/pulled/src"
+cp_case 5 "from one daemon to another (third-party copy)" "$A/src" "$B/" "$W/b/src"
 for d in "$W/a" "$W/b" "$W/pulled"; do no_sidecars "$d" "cp"; done
 
 finish
