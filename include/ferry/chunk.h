@@ -28,6 +28,13 @@
 #define FERRY_CHUNK_VERSION 1u
 
 #define FERRY_CHUNK_LAST 1u /* last chunk of its file */
+/* A pack: the payload holds several whole small files, each a record
+ *   u32 file_idx, u32 len, u32 crc32c (of the file), then len bytes
+ * one after another, little-endian; in the header file_idx is the first
+ * record's, offset the number of records, crc the whole payload's. A file
+ * session uses packs only when the sender said so in FILES. */
+#define FERRY_CHUNK_PACK 2u
+#define FERRY_PACK_REC_LEN 12u
 
 struct ferry_chunk_hdr {
 	uint16_t flags;
@@ -47,6 +54,10 @@ int ferry_chunk_decode(const void *buf, struct ferry_chunk_hdr *h);
 
 /* crc32c the payload and store it in h->crc. */
 void ferry_chunk_seal(struct ferry_chunk_hdr *h, const void *payload);
+
+/* The bytes of data h's payload carries: its length, less a pack's
+ * record headers. */
+uint64_t ferry_chunk_data_bytes(const struct ferry_chunk_hdr *h);
 
 /* 0 when the payload's crc32c matches h->crc, else -FERRY_ECRC. */
 int ferry_chunk_verify(const struct ferry_chunk_hdr *h, const void *payload);

@@ -136,6 +136,9 @@ struct ferry_msg_result {
 #define FERRY_FILES_FORCE 1u         /* replace existing targets */
 #define FERRY_FILES_SKIP_EXISTING 2u /* skip targets already identical */
 #define FERRY_FILES_NO_RESUME 4u     /* discard journals, start over */
+#define FERRY_FILES_PACKS 8u         /* small files may come in packs
+					(FERRY_CHUNK_PACK) */
+#define FERRY_FILES_KNOWN 15u        /* the flags this version knows */
 
 #define FERRY_DEST_MAX 4096
 

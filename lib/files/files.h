@@ -129,16 +129,27 @@ struct ftx_file {
 	uint32_t crc32c, adler32;
 };
 
+/* One chunk: chunk k of a file, or a pack of whole small files. */
 struct ftx_unit {
-	uint32_t file;
-	uint32_t send; /* 1: on the wire, 0: read for its checksum only */
+	uint32_t file;   /* a pack: where its files start in ftx.packed */
+	uint16_t send;   /* 1: on the wire, 0: read for its checksum only */
+	uint16_t n_pack; /* 0: one chunk of file; else a pack of n_pack files */
 	uint64_t chunk;
 };
+
+/* Packs (FERRY_CHUNK_PACK): a file of one chunk and at most
+ * FTX_PACK_FILE_MAX bytes travels with its neighbours, up to
+ * FTX_PACK_FILES of them in one slot. The per-chunk costs (a slot, a
+ * send, a completion, a credit, the 4 KiB header block) are paid once
+ * per pack instead of once per file. */
+#define FTX_PACK_FILE_MAX (64u << 10)
+#define FTX_PACK_FILES 256u
 
 struct ferry__ftx {
 	struct ferry_manifest m;
 	struct ftx_file *f;     /* by manifest index */
 	struct ftx_unit *u;
+	uint32_t *packed;       /* the files of the packs, in pack order */
 	uint64_t n_units;
 	_Atomic uint64_t next_unit;
 	struct ferry__fileq q;  /* files read to the end */
@@ -148,6 +159,15 @@ struct ferry__ftx {
 };
 
 extern const struct ferry__dp_ops ferry__files_tx_dp;
+
+/* A pack's next record at *at (advanced past it) in payload[0..len):
+ * 1 with *idx, *flen, *crc and *data set, 0 at the end, -FERRY_EPROTO
+ * when a record runs past the payload (files_pack.c). */
+int ferry__pack_next(const uint8_t *payload, uint32_t len, uint32_t *at,
+		     uint32_t *idx, uint32_t *flen, uint32_t *crc,
+		     const uint8_t **data);
+/* Write a record's header at p. */
+void ferry__pack_put(uint8_t *p, uint32_t idx, uint32_t flen, uint32_t crc);
 
 /* Open a source for reading, through spec->open_source when set
  * (files_tx_dp.c). */
@@ -172,6 +192,8 @@ struct frx_live {
 	bool claimed;            /* this session holds the target */
 	bool jopen;              /* j holds the sums (multi-chunk files) */
 	bool listed;             /* on the open list */
+	bool solo;               /* one chunk: opened, written and closed
+				    by one call, never on the open list */
 	bool sealed;             /* complete: mode and mtime set, closed */
 	bool made_here;          /* created by this session with its mode */
 	struct ferry_journal j;

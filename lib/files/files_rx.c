@@ -582,6 +582,13 @@ int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
 		goto io;
 	r->flags = m->u.files.flags;
 	r->cksum = m->u.files.cksum;
+	if (r->flags & ~FERRY_FILES_KNOWN) {
+		ferry__why(why, whylen,
+			   "the sender asks for file-session features this receiver does not know (flags 0x%x): use the same ferry version at both ends",
+			   r->flags & ~FERRY_FILES_KNOWN);
+		err = -FERRY_EVERSION;
+		goto refuse;
+	}
 	if (r->cksum > FERRY_CKSUM_CRC32C ||
 	    m->u.files.n_entries > FERRY__MAX_ENTRIES) {
 		err = -FERRY_EPROTO;

@@ -80,6 +80,10 @@ static void shut(struct ferry__frx *r, struct frx_live *l)
 
 static void close_files(struct ferry__frx *r, struct frx_live *l)
 {
+	if (l->solo) {
+		shut(r, l); /* never listed: touches nothing shared */
+		return;
+	}
 	pthread_mutex_lock(&r->open_lock);
 	shut(r, l);
 	pthread_mutex_unlock(&r->open_lock);
@@ -143,10 +147,17 @@ static int open_files(struct ferry__frx *r, struct frx_live *l,
 
 	if (l->partfd >= 0)
 		return 0;
-	pthread_mutex_lock(&r->open_lock);
-	while (r->n_open >= r->max_open && evict_one(r, l))
-		;
-	pthread_mutex_unlock(&r->open_lock);
+	/* A file of one chunk is opened, written, sealed and closed in one
+	 * call by one worker: at most one per stream is open at a time, and
+	 * it stays off the open list and its lock, which every worker would
+	 * otherwise take three times per small file. */
+	l->solo = n_chunks <= 1;
+	if (!l->solo) {
+		pthread_mutex_lock(&r->open_lock);
+		while (r->n_open >= r->max_open && evict_one(r, l))
+			;
+		pthread_mutex_unlock(&r->open_lock);
+	}
 	ferry__stage_name(&l->key, FERRY__STAGE_JOURNAL, jname);
 	if (!l->created && n_chunks > 1)
 		ferry__stage_drop(l->st, &l->key, false, true);
@@ -170,6 +181,8 @@ static int open_files(struct ferry__frx *r, struct frx_live *l,
 		return err;
 	}
 	l->partfd = fd;
+	if (l->solo)
+		return 0;
 	pthread_mutex_lock(&r->open_lock);
 	l->next = r->open_head;
 	if (l->next)
@@ -370,8 +383,9 @@ static int write_chunk(struct ferry__stream *s, struct frx_live *l,
 	return last ? 1 : 0;
 }
 
-static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
-		      const uint8_t *payload)
+/* One chunk of one file (or one record of a pack). */
+static int rx_one(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
+		  const uint8_t *payload)
 {
 	struct ferry__frx *r = s->p->dp_ctx;
 	const struct ferry_entry *e;
@@ -413,6 +427,42 @@ static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 	if (err == 1)
 		ferry__fileq_push(&r->q, h->file_idx);
 	return err < 0 ? err : 0;
+}
+
+/* A pack: its crc32c first (a record's header is trusted only then),
+ * then each record as the one-chunk file it is; as many records as the
+ * header says. */
+static int rx_pack(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
+		   const uint8_t *payload)
+{
+	struct ferry__frx *r = s->p->dp_ctx;
+	struct ferry_chunk_hdr one = { .xfer_id = h->xfer_id,
+				       .flags = FERRY_CHUNK_LAST };
+	const uint8_t *data;
+	uint64_t n = 0;
+	uint32_t at = 0;
+	int ret, err;
+
+	if (!(r->flags & FERRY_FILES_PACKS) || !h->offset ||
+	    h->offset > FTX_PACK_FILES)
+		return -FERRY_EPROTO;
+	err = ferry_chunk_verify(h, payload);
+	while (!err && (ret = ferry__pack_next(payload, h->len, &at,
+					       &one.file_idx, &one.len,
+					       &one.crc, &data)) != 0) {
+		if (ret < 0 || ++n > h->offset)
+			return -FERRY_EPROTO;
+		err = rx_one(s, &one, data);
+	}
+	return err || n == h->offset ? err : -FERRY_EPROTO;
+}
+
+static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
+		      const uint8_t *payload)
+{
+	if (h->flags & FERRY_CHUNK_PACK)
+		return rx_pack(s, h, payload);
+	return rx_one(s, h, payload);
 }
 
 const struct ferry__dp_ops ferry__files_rx_dp = {

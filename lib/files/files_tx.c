@@ -211,7 +211,7 @@ static int sum_file(struct ferry__ftx *t, uint32_t idx, uint8_t *buf)
 {
 	const struct ferry_entry *e = &t->m.e[idx];
 	struct ftx_file *f = &t->f[idx];
-	bool direct;
+	bool direct = true;
 	int fd = ferry__ftx_open(t, e->src, &direct), err = 0;
 
 	if (fd < 0)
@@ -233,20 +233,62 @@ static int sum_file(struct ferry__ftx *t, uint32_t idx, uint8_t *buf)
 	return err;
 }
 
+/* A file with chunks to read this session. */
+static bool has_units(const struct ferry__ftx *t, size_t i)
+{
+	return t->m.e[i].type == FERRY_ENTRY_FILE && !t->f[i].skip &&
+	       t->f[i].n_chunks;
+}
+
+/* A file that may travel in a pack: small, one chunk, to be sent. */
+static bool packable(const struct ferry__ftx *t, uint8_t **there, size_t i)
+{
+	return has_units(t, i) && t->f[i].n_chunks == 1 &&
+	       !(there[i] && there[i][0]) &&
+	       t->m.e[i].size <= FTX_PACK_FILE_MAX &&
+	       t->m.e[i].size + FERRY_PACK_REC_LEN <= t->chunk;
+}
+
+/* Lay out unit u as a pack of the packable files from *next_file on, as
+ * many as fit; *next_file moves past them. */
+static void build_pack(struct ferry__ftx *t, uint8_t **there, size_t u,
+		       uint64_t *next_file, size_t *n_packed)
+{
+	uint64_t bytes = 0, i = *next_file;
+	uint16_t n = 0;
+
+	t->u[u] = (struct ftx_unit){ .file = (uint32_t)*n_packed, .send = 1 };
+	for (; i < t->m.n && n < FTX_PACK_FILES; i++) {
+		if (!has_units(t, i))
+			continue; /* no chunk of its own: not a unit either */
+		uint64_t rec = FERRY_PACK_REC_LEN + t->m.e[i].size;
+		if (!packable(t, there, i) || bytes + rec > t->chunk)
+			break;
+		bytes += rec;
+		t->packed[(*n_packed)++] = (uint32_t)i;
+		t->f[i].bytes_sent = t->m.e[i].size;
+		n++;
+	}
+	t->u[u].n_pack = n;
+	*next_file = i;
+}
+
 /* Decide each file and lay out the chunks: up to spec->files files in
- * flight, each lane taking the next file when its current one is done. */
+ * flight, each lane taking the next file when its current one is done;
+ * a run of small files is one pack, which a lane takes as one chunk. */
 static int build_units(struct ferry__ftx *t, uint8_t **there, unsigned lanes)
 {
 	uint64_t n = 0, next_file = 0, *cur, *ck;
-	size_t u = 0;
+	size_t u = 0, n_packed = 0;
 
 	for (size_t i = 0; i < t->m.n; i++)
-		if (t->m.e[i].type == FERRY_ENTRY_FILE && !t->f[i].skip)
+		if (has_units(t, i))
 			n += t->f[i].n_chunks;
 	t->u = calloc(n ? n : 1, sizeof(*t->u));
+	t->packed = calloc(t->m.n ? t->m.n : 1, sizeof(*t->packed));
 	cur = calloc(lanes, sizeof(*cur));
 	ck = calloc(lanes, sizeof(*ck));
-	if (!t->u || !cur || !ck) {
+	if (!t->u || !t->packed || !cur || !ck) {
 		free(cur);
 		free(ck);
 		return -ENOMEM;
@@ -256,15 +298,22 @@ static int build_units(struct ferry__ftx *t, uint8_t **there, unsigned lanes)
 	for (bool progress = true; progress;) {
 		progress = false;
 		for (unsigned l = 0; l < lanes; l++) {
+			bool packed = false;
 			while (cur[l] == UINT64_MAX && next_file < t->m.n) {
-				struct ftx_file *f = &t->f[next_file];
-				if (t->m.e[next_file].type == FERRY_ENTRY_FILE &&
-				    !f->skip && f->n_chunks) {
+				if (packable(t, there, next_file)) {
+					build_pack(t, there, u++, &next_file,
+						   &n_packed);
+					packed = true;
+					break;
+				}
+				if (has_units(t, next_file)) {
 					cur[l] = next_file;
 					ck[l] = 0;
 				}
 				next_file++;
 			}
+			if (packed)
+				progress = true;
 			if (cur[l] == UINT64_MAX)
 				continue;
 			struct ftx_file *f = &t->f[cur[l]];
@@ -332,7 +381,8 @@ static int exchange_plan(struct tx_ctx *c, int fd, const struct ferry_opts *o,
 		goto out;
 	memset(m, 0, sizeof(*m));
 	m->type = FERRY_MSG_FILES;
-	m->u.files.flags = (c->spec->force ? FERRY_FILES_FORCE : 0) |
+	m->u.files.flags = FERRY_FILES_PACKS |
+			   (c->spec->force ? FERRY_FILES_FORCE : 0) |
 			   (c->spec->skip_existing ? FERRY_FILES_SKIP_EXISTING : 0) |
 			   (c->spec->no_resume ? FERRY_FILES_NO_RESUME : 0);
 	m->u.files.cksum = c->spec->cksum;
@@ -475,13 +525,17 @@ static void ftx_free(struct ferry__ftx *t)
 	}
 	free(t->f);
 	free(t->u);
+	free(t->packed);
 	ferry__fileq_free(&t->q);
 	ferry__manifest_free(&t->m);
 }
 
-/* No bigger a chunk than the largest file needs (rounded up to 64 KiB):
- * 100,000 files of 4 KiB do not need 4 MiB slots, whose ring is a
- * quarter of a gigabyte to zero and pin on each side. */
+/* No bigger a chunk than the largest file needs (rounded up to 64 KiB),
+ * and no smaller than FTX_PACK_CHUNK: 100,000 files of 4 KiB do not need
+ * 4 MiB slots, whose ring is a quarter of a gigabyte to zero and pin on
+ * each side, but their packs want room for a few dozen files each. Every
+ * file of one chunk at --chunk-size stays one chunk at this size. */
+#define FTX_PACK_CHUNK (256u << 10)
 static uint64_t chunk_for(const struct ferry_opts *o,
 			  const struct ferry_manifest *m)
 {
@@ -491,8 +545,8 @@ static uint64_t chunk_for(const struct ferry_opts *o,
 		if (m->e[i].type == FERRY_ENTRY_FILE && m->e[i].size > big)
 			big = m->e[i].size;
 	c = (big + (64u << 10) - 1) & ~(uint64_t)((64u << 10) - 1);
-	if (c < (64u << 10))
-		c = 64u << 10;
+	if (c < FTX_PACK_CHUNK)
+		c = FTX_PACK_CHUNK;
 	return c < o->chunk_size ? c : o->chunk_size;
 }
 
@@ -543,6 +597,7 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 		goto out;
 	so = *o;
 	so.chunk_size = chunk_for(o, &t.m);
+	t.chunk = so.chunk_size; /* the session's, which packs fill */
 	so.slots = ring_slots(&so, t.m.total_bytes);
 	o = &so;
 	rep->files_total = t.m.n_files;

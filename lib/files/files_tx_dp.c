@@ -27,6 +27,7 @@ static int open_once(const struct ferry__ftx *t, struct ftx_file *f,
 
 	pthread_mutex_lock(&f->lock);
 	if (f->fd < 0) {
+		f->direct = true;
 		int fd = ferry__ftx_open(t, e->src, &f->direct);
 		if (fd < 0)
 			err = fd;
@@ -72,6 +73,54 @@ static int read_chunk(struct ftx_file *f, uint8_t *buf, uint64_t len,
 	return 0;
 }
 
+/* Every chunk of f read: the control thread sends its sums. */
+static void read_all(struct ferry__ftx *t, struct ftx_file *f, uint32_t idx)
+{
+	if (atomic_fetch_add(&f->read_done, 1) + 1 == f->to_read) {
+		close(f->fd);
+		f->fd = -1;
+		ferry__fileq_push(&t->q, idx);
+	}
+}
+
+/* A pack: each file read whole (without O_DIRECT: the records are not
+ * aligned, and a small file gains nothing from it) behind its record. */
+static int fill_pack(struct ferry__ftx *t, const struct ftx_unit *u,
+		     uint8_t *payload, struct ferry_chunk_hdr *h)
+{
+	bool adler = t->spec->cksum == FERRY_CKSUM_ADLER32;
+	uint32_t at = 0;
+
+	for (uint32_t j = 0; j < u->n_pack; j++) {
+		uint32_t idx = t->packed[u->file + j];
+		const struct ferry_entry *e = &t->m.e[idx];
+		struct ftx_file *f = &t->f[idx];
+		uint8_t *data = payload + at + FERRY_PACK_REC_LEN;
+		int fd, err;
+
+		f->direct = false;
+		fd = ferry__ftx_open(t, e->src, &f->direct);
+		if (fd < 0)
+			return fd;
+		f->fd = fd;
+		err = read_chunk(f, data, e->size, 0, adler,
+				 &f->sums[0].crc32c, &f->sums[0].adler32);
+		if (err)
+			return err;
+		f->sums[0].have = true;
+		ferry__pack_put(payload + at, idx, (uint32_t)e->size,
+				f->sums[0].crc32c);
+		at += FERRY_PACK_REC_LEN + (uint32_t)e->size;
+		read_all(t, f, idx);
+	}
+	h->file_idx = t->packed[u->file];
+	h->offset = u->n_pack;
+	h->len = at;
+	h->flags = FERRY_CHUNK_PACK;
+	h->crc = ferry_crc32c(0, payload, at);
+	return 1;
+}
+
 static int tx_fill(struct ferry__stream *s, uint8_t *payload,
 		   struct ferry_chunk_hdr *h)
 {
@@ -88,6 +137,8 @@ static int tx_fill(struct ferry__stream *s, uint8_t *payload,
 	if (k >= t->n_units)
 		return -ENODATA;
 	u = &t->u[k];
+	if (u->n_pack)
+		return fill_pack(t, u, payload, h);
 	f = &t->f[u->file];
 	e = &t->m.e[u->file];
 	off = u->chunk * t->chunk;
@@ -106,12 +157,7 @@ static int tx_fill(struct ferry__stream *s, uint8_t *payload,
 	h->flags = u->chunk + 1 == f->n_chunks ? FERRY_CHUNK_LAST : 0;
 	f->sums[u->chunk].crc32c = h->crc;
 	f->sums[u->chunk].have = true;
-	if (atomic_fetch_add(&f->read_done, 1) + 1 == f->to_read) {
-		/* every chunk read: the control thread sends its sums */
-		close(f->fd);
-		f->fd = -1;
-		ferry__fileq_push(&t->q, u->file);
-	}
+	read_all(t, f, u->file);
 	return (int)u->send;
 }
 

@@ -339,8 +339,7 @@ int ferry__fs_open_source_with(int (*open_fn)(void *arg, const char *path,
 	struct stat st;
 	int fd, ret;
 
-	*direct = true;
-	fd = open_fn(arg, path, flags | O_DIRECT);
+	fd = *direct ? open_fn(arg, path, flags | O_DIRECT) : -EINVAL;
 	if (fd == -EINVAL) {
 		*direct = false;
 		fd = open_fn(arg, path, flags);

@@ -64,8 +64,9 @@ mode_t ferry__umask(void);
 /* Free bytes available to this user on the file system of dirfd. */
 int ferry__fs_free_bytes(int dirfd, uint64_t *out);
 
-/* Open a source file for reading with O_DIRECT when the file system
- * allows it, else without; *direct says which. Returns fd or -errno. */
+/* Open a source file for reading, with O_DIRECT when *direct is true on
+ * entry and the file system allows it; on return *direct says whether it
+ * is on. Returns fd or -errno. */
 int ferry__fs_open_source(const char *path, bool *direct);
 /* The same through an opener (ferry_send_spec.open_source). */
 int ferry__fs_open_source_with(int (*open_fn)(void *arg, const char *path,

@@ -81,6 +81,14 @@ void ferry_chunk_seal(struct ferry_chunk_hdr *h, const void *payload)
 	h->crc = ferry_crc32c(0, payload, h->len);
 }
 
+uint64_t ferry_chunk_data_bytes(const struct ferry_chunk_hdr *h)
+{
+	uint64_t recs = (h->flags & FERRY_CHUNK_PACK) ? h->offset : 0;
+
+	return recs <= h->len / FERRY_PACK_REC_LEN ?
+		       h->len - recs * FERRY_PACK_REC_LEN : 0;
+}
+
 int ferry_chunk_verify(const struct ferry_chunk_hdr *h, const void *payload)
 {
 	return ferry_crc32c(0, payload, h->len) == h->crc ? 0 : -FERRY_ECRC;

@@ -142,7 +142,8 @@ void *ferry__send_worker(void *arg)
 		if (err)
 			goto out;
 		c.sent++;
-		atomic_fetch_add_explicit(&s->bytes, h.len, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->bytes, ferry_chunk_data_bytes(&h),
+					  memory_order_relaxed);
 		atomic_fetch_add_explicit(&s->chunks, 1, memory_order_relaxed);
 		err = reap(s, &c, &wdone, 0);
 		if (err)
@@ -199,7 +200,8 @@ static int check_chunk(struct ferry__stream *s, struct ferry_credit_rx *c,
 					  memory_order_relaxed);
 	if (err)
 		return err;
-	atomic_fetch_add_explicit(&s->bytes, h.len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->bytes, ferry_chunk_data_bytes(&h),
+				  memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->chunks, 1, memory_order_relaxed);
 	ferry__credit_rx_release(c);
 	return 0;

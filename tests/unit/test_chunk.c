@@ -7,6 +7,7 @@
 #include "ferry/chunk.h"
 #include "ferry/error.h"
 #include "ferry/sum.h"
+#include "files/files.h"
 
 static int hdr_equal(const struct ferry_chunk_hdr *a,
 		     const struct ferry_chunk_hdr *b)
@@ -213,6 +214,52 @@ static void test_empty_payload(void)
 	CU_ASSERT_EQUAL(ferry_chunk_verify(&d, &one), 0);
 }
 
+/* Pack records: written and read back; a record that claims more bytes
+ * than the payload holds, or a header cut short, is refused; data bytes
+ * leave the record headers out. */
+static void test_pack_records(void)
+{
+	uint8_t p[64] = { 0 };
+	const uint8_t *data;
+	uint32_t at = 0, idx, len, crc, n;
+
+	ferry__pack_put(p, 7, 5, 0xdeadbeef);
+	memcpy(p + FERRY_PACK_REC_LEN, "hello", 5);
+	ferry__pack_put(p + 17, 9, 0, 1);
+	n = 17 + FERRY_PACK_REC_LEN;
+	CU_ASSERT_EQUAL(ferry__pack_next(p, n, &at, &idx, &len, &crc, &data), 1);
+	CU_ASSERT_EQUAL(idx, 7);
+	CU_ASSERT_EQUAL(len, 5);
+	CU_ASSERT_EQUAL(crc, 0xdeadbeef);
+	CU_ASSERT_EQUAL(memcmp(data, "hello", 5), 0);
+	CU_ASSERT_EQUAL(at, 17);
+	CU_ASSERT_EQUAL(ferry__pack_next(p, n, &at, &idx, &len, &crc, &data), 1);
+	CU_ASSERT_EQUAL(idx, 9);
+	CU_ASSERT_EQUAL(len, 0);
+	CU_ASSERT_EQUAL(ferry__pack_next(p, n, &at, &idx, &len, &crc, &data), 0);
+	/* the first record's data runs one byte past the end */
+	at = 0;
+	CU_ASSERT_EQUAL(ferry__pack_next(p, 16, &at, &idx, &len, &crc, &data),
+			-FERRY_EPROTO);
+	/* a header cut short */
+	at = 17;
+	CU_ASSERT_EQUAL(ferry__pack_next(p, 17 + 11, &at, &idx, &len, &crc,
+					 &data), -FERRY_EPROTO);
+	/* a length near 2^32 cannot wrap the bound */
+	ferry__pack_put(p, 1, UINT32_MAX - 4, 0);
+	at = 0;
+	CU_ASSERT_EQUAL(ferry__pack_next(p, n, &at, &idx, &len, &crc, &data),
+			-FERRY_EPROTO);
+
+	struct ferry_chunk_hdr h = { .flags = FERRY_CHUNK_PACK, .len = 29,
+				     .offset = 2 };
+	CU_ASSERT_EQUAL(ferry_chunk_data_bytes(&h), 5);
+	h.offset = 3; /* more records than fit: no data */
+	CU_ASSERT_EQUAL(ferry_chunk_data_bytes(&h), 0);
+	h.flags = FERRY_CHUNK_LAST;
+	CU_ASSERT_EQUAL(ferry_chunk_data_bytes(&h), 29);
+}
+
 int main(void)
 {
 	CU_TestInfo tests[] = {
@@ -222,6 +269,7 @@ int main(void)
 		{ "wrong magic or version", test_magic_version },
 		{ "seal and verify", test_seal_verify },
 		{ "empty payload", test_empty_payload },
+		{ "pack records", test_pack_records },
 		CU_TEST_INFO_NULL,
 	};
 	return ferry_cu_run("chunk", tests);

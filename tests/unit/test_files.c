@@ -239,6 +239,7 @@ static void test_pread_pwrite(void)
 
 	/* the same bytes through ferry__fs_open_source, direct or not */
 	snprintf(path, sizeof(path), "%s/rw.bin", dest);
+	direct = true;
 	fd = ferry__fs_open_source(path, &direct);
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL_FATAL(posix_memalign(&al, 4096, 1 << 20), 0);
@@ -247,6 +248,13 @@ static void test_pread_pwrite(void)
 	CU_ASSERT_EQUAL(!!(fcntl(fd, F_GETFL) & O_DIRECT), direct);
 	close(fd);
 	free(al);
+	/* not asked for: never on */
+	direct = false;
+	fd = ferry__fs_open_source(path, &direct);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FALSE(direct);
+	CU_ASSERT_EQUAL(fcntl(fd, F_GETFL) & O_DIRECT, 0);
+	close(fd);
 
 	snprintf(path, sizeof(path), "%s/nope", dest);
 	CU_ASSERT_EQUAL(ferry__fs_open_source(path, &direct), -ENOENT);
@@ -262,7 +270,7 @@ static void test_pread_pwrite(void)
 static void test_open_source_tmpfs(void)
 {
 	char path[] = "/dev/shm/ferry-test-XXXXXX", buf[4] = "";
-	bool direct;
+	bool direct = true;
 	int fd = mkstemp(path);
 
 	if (fd < 0) {
