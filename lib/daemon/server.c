@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -136,6 +137,12 @@ int ferry_server_accept(struct ferry_server *srv, char *peer, size_t peerlen)
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return -errno;
+	/* Control messages are small and often two in a row (PLAN then
+	 * ACCEPT, the last FILE_DONES then RESULT): with Nagle the second
+	 * waited for the peer's delayed ACK, 40 ms per exchange. The dialing
+	 * side sets the same (pipe/net.c). */
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	ferry__addr_str((struct sockaddr *)&ss, sl, peer, peerlen);
 	err = ferry__gate_enter(srv->gate, fd, &ss);
 	if (err) {
@@ -421,7 +428,7 @@ static int run(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 		}
 	}
 	/* FIN: the sender holds every credit back, so all chunks landed */
-	atomic_store(&p->stop, true);
+	ferry__pipe_stop(p);
 	ferry__pipe_join(p);
 	ferry__pipe_tick(p, o, rep, true);
 	ferry__pipe_report(p, rep);

@@ -133,6 +133,13 @@ void ferry__pipe_abort(struct ferry__pipe *p)
 		p->ops->cancel(p->x);
 }
 
+void ferry__pipe_stop(struct ferry__pipe *p)
+{
+	atomic_store(&p->stop, true);
+	if (p->x)
+		p->ops->cancel(p->x);
+}
+
 void ferry__pipe_join(struct ferry__pipe *p)
 {
 	for (unsigned i = 0; p->st && i < p->streams; i++)

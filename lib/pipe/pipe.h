@@ -123,6 +123,10 @@ int ferry__pipe_poll_mode(const struct ferry__pipe *p, int want, char *why,
 /* Start one worker per stream running fn; stop/abort them; join. */
 int ferry__pipe_start(struct ferry__pipe *p, void *(*fn)(void *));
 void ferry__pipe_abort(struct ferry__pipe *p);
+/* Receiver, at FIN: every credit is back, so nothing more can land;
+ * stop the workers now rather than at the end of their idle poll (the
+ * transport's cancel wakes them). */
+void ferry__pipe_stop(struct ferry__pipe *p);
 void ferry__pipe_join(struct ferry__pipe *p);
 
 /* First worker error (0 if none), with its reason copied to why. */
