@@ -2,7 +2,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -130,19 +129,10 @@ int ferry_server_accept(struct ferry_server *srv, char *peer, size_t peerlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	int fd, err;
+	int fd = ferry__accept(srv->fd, &ss, &sl), err;
 
-	do
-		fd = accept4(srv->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
-		return -errno;
-	/* Control messages are small and often two in a row (PLAN then
-	 * ACCEPT, the last FILE_DONES then RESULT): with Nagle the second
-	 * waited for the peer's delayed ACK, 40 ms per exchange. The dialing
-	 * side sets the same (pipe/net.c). */
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		return fd;
 	ferry__addr_str((struct sockaddr *)&ss, sl, peer, peerlen);
 	err = ferry__gate_enter(srv->gate, fd, &ss);
 	if (err) {

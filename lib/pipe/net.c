@@ -32,6 +32,30 @@ void ferry__addr_str(const struct sockaddr *sa, socklen_t len, char *buf,
 		snprintf(buf, buflen, "%s:%s", host, port);
 }
 
+/* Control messages are small and often two in a row (PLAN then ACCEPT,
+ * the last FILE_DONES then RESULT): with Nagle the second waited for the
+ * peer's delayed ACK, 40 ms per exchange. Both ends of a control
+ * connection turn it off. */
+static void control_socket(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+int ferry__accept(int lfd, struct sockaddr_storage *ss, socklen_t *sl)
+{
+	int fd;
+
+	do
+		fd = accept4(lfd, (struct sockaddr *)ss, sl, SOCK_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -errno;
+	control_socket(fd);
+	return fd;
+}
+
 static int dial_one(const struct addrinfo *ai, int timeout_ms, int *out)
 {
 	int fd = socket(ai->ai_family,
@@ -63,8 +87,7 @@ static int dial_one(const struct addrinfo *ai, int timeout_ms, int *out)
 		}
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	control_socket(fd);
 	*out = fd;
 	return 0;
 fail:

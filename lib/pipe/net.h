@@ -12,6 +12,10 @@ int ferry__dial(const char *host, const char *port, int timeout_ms, int *fd,
 		struct sockaddr_storage *peer, socklen_t *peer_len, char *why,
 		size_t whylen);
 
+/* Accept a control connection on lfd (ss, sl: the peer's address):
+ * the fd, set up as ferry__dial's are, or -errno. */
+int ferry__accept(int lfd, struct sockaddr_storage *ss, socklen_t *sl);
+
 /* Listen on addr:port (addr NULL: every address, IPv6 and IPv4). */
 int ferry__listen(const char *addr, const char *port, int *fd, char *why,
 		  size_t whylen);
