@@ -31,8 +31,10 @@
 /* A pack: the payload holds several whole small files, each a record
  *   u32 file_idx, u32 len, u32 crc32c (of the file), then len bytes
  * one after another, little-endian; in the header file_idx is the first
- * record's, offset the number of records, crc the whole payload's. A file
- * session uses packs only when the sender said so in FILES. */
+ * record's, offset the number of records, crc the crc32c of the record
+ * headers in order (each file's bytes are covered by the crc32c in its
+ * record, which both ends compute anyway: the payload is summed once). A
+ * file session uses packs only when the sender said so in FILES. */
 #define FERRY_CHUNK_PACK 2u
 #define FERRY_PACK_REC_LEN 12u
 

@@ -168,6 +168,11 @@ int ferry__pack_next(const uint8_t *payload, uint32_t len, uint32_t *at,
 		     const uint8_t **data);
 /* Write a record's header at p. */
 void ferry__pack_put(uint8_t *p, uint32_t idx, uint32_t flen, uint32_t crc);
+/* Walk every record of payload[0..len): 0 with *n records and *crc the
+ * crc32c of their headers (what a pack's chunk header carries), or
+ * -FERRY_EPROTO when one runs past the payload. */
+int ferry__pack_headers(const uint8_t *payload, uint32_t len, uint64_t *n,
+			uint32_t *crc);
 
 /* Open a source for reading, through spec->open_source when set
  * (files_tx_dp.c). */

@@ -1,4 +1,5 @@
 /* The records of a pack (FERRY_CHUNK_PACK, include/ferry/chunk.h). */
+#include "ferry/sum.h"
 #include "files/files.h"
 #include "util/cursor.h"
 
@@ -27,4 +28,22 @@ int ferry__pack_next(const uint8_t *payload, uint32_t len, uint32_t *at,
 	*data = payload + c.off;
 	*at = (uint32_t)c.off + *flen;
 	return 1;
+}
+
+int ferry__pack_headers(const uint8_t *payload, uint32_t len, uint64_t *n,
+			uint32_t *crc)
+{
+	const uint8_t *data;
+	uint32_t at = 0, idx, flen, fcrc;
+	int ret;
+
+	*n = 0;
+	*crc = 0;
+	while ((ret = ferry__pack_next(payload, len, &at, &idx, &flen, &fcrc,
+				       &data)) > 0) {
+		*crc = ferry_crc32c(*crc, data - FERRY_PACK_REC_LEN,
+				    FERRY_PACK_REC_LEN);
+		(*n)++;
+	}
+	return ret;
 }

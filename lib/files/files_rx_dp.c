@@ -429,9 +429,9 @@ static int rx_one(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 	return err < 0 ? err : 0;
 }
 
-/* A pack: its crc32c first (a record's header is trusted only then),
- * then each record as the one-chunk file it is; as many records as the
- * header says. */
+/* A pack: its record headers checked first (their count and crc32c: a
+ * record is trusted only then), then each record as the one-chunk file
+ * it is, whose own crc32c covers its bytes. */
 static int rx_pack(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 		   const uint8_t *payload)
 {
@@ -439,22 +439,20 @@ static int rx_pack(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 	struct ferry_chunk_hdr one = { .xfer_id = h->xfer_id,
 				       .flags = FERRY_CHUNK_LAST };
 	const uint8_t *data;
-	uint64_t n = 0;
-	uint32_t at = 0;
-	int ret, err;
+	uint64_t n;
+	uint32_t at = 0, crc;
+	int err = 0;
 
 	if (!(r->flags & FERRY_FILES_PACKS) || !h->offset ||
-	    h->offset > FTX_PACK_FILES)
+	    h->offset > FTX_PACK_FILES ||
+	    ferry__pack_headers(payload, h->len, &n, &crc) || n != h->offset)
 		return -FERRY_EPROTO;
-	err = ferry_chunk_verify(h, payload);
-	while (!err && (ret = ferry__pack_next(payload, h->len, &at,
-					       &one.file_idx, &one.len,
-					       &one.crc, &data)) != 0) {
-		if (ret < 0 || ++n > h->offset)
-			return -FERRY_EPROTO;
+	if (crc != h->crc)
+		return -FERRY_ECRC;
+	while (!err && ferry__pack_next(payload, h->len, &at, &one.file_idx,
+					&one.len, &one.crc, &data) > 0)
 		err = rx_one(s, &one, data);
-	}
-	return err || n == h->offset ? err : -FERRY_EPROTO;
+	return err;
 }
 
 static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,

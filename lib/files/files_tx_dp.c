@@ -89,7 +89,7 @@ static int fill_pack(struct ferry__ftx *t, const struct ftx_unit *u,
 		     uint8_t *payload, struct ferry_chunk_hdr *h)
 {
 	bool adler = t->spec->cksum == FERRY_CKSUM_ADLER32;
-	uint32_t at = 0;
+	uint32_t at = 0, crc = 0;
 
 	for (uint32_t j = 0; j < u->n_pack; j++) {
 		uint32_t idx = t->packed[u->file + j];
@@ -110,6 +110,7 @@ static int fill_pack(struct ferry__ftx *t, const struct ftx_unit *u,
 		f->sums[0].have = true;
 		ferry__pack_put(payload + at, idx, (uint32_t)e->size,
 				f->sums[0].crc32c);
+		crc = ferry_crc32c(crc, payload + at, FERRY_PACK_REC_LEN);
 		at += FERRY_PACK_REC_LEN + (uint32_t)e->size;
 		read_all(t, f, idx);
 	}
@@ -117,7 +118,7 @@ static int fill_pack(struct ferry__ftx *t, const struct ftx_unit *u,
 	h->offset = u->n_pack;
 	h->len = at;
 	h->flags = FERRY_CHUNK_PACK;
-	h->crc = ferry_crc32c(0, payload, at);
+	h->crc = crc; /* the files' bytes: each under its record's crc32c */
 	return 1;
 }
 

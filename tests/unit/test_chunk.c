@@ -237,6 +237,15 @@ static void test_pack_records(void)
 	CU_ASSERT_EQUAL(idx, 9);
 	CU_ASSERT_EQUAL(len, 0);
 	CU_ASSERT_EQUAL(ferry__pack_next(p, n, &at, &idx, &len, &crc, &data), 0);
+	/* the headers' count and crc32c, what a pack's chunk header carries */
+	uint64_t recs = 0;
+	uint32_t hcrc = 0;
+	CU_ASSERT_EQUAL(ferry__pack_headers(p, n, &recs, &hcrc), 0);
+	CU_ASSERT_EQUAL(recs, 2);
+	CU_ASSERT_EQUAL(hcrc, ferry_crc32c(ferry_crc32c(0, p, FERRY_PACK_REC_LEN),
+					   p + 17, FERRY_PACK_REC_LEN));
+	CU_ASSERT_EQUAL(ferry__pack_headers(p, n - 1, &recs, &hcrc),
+			-FERRY_EPROTO);
 	/* the first record's data runs one byte past the end */
 	at = 0;
 	CU_ASSERT_EQUAL(ferry__pack_next(p, 16, &at, &idx, &len, &crc, &data),
