@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# What the kernel alone costs per small file on the receiving side: the
+# calls ferry's receiver makes for a 4 KiB file (create the part file in a
+# staging directory, write 4 KiB, set the mtime, close, rename it into the
+# target directory), in a C loop on a fresh tmpfs, and beside it the same
+# file created unnamed in its target directory (O_TMPFILE) and linked in
+# through /proc/self/fd. No ferry, no network: a floor to hold ferry's
+# per-file CPU against (docs/benchmarks.md, many small files).
+#
+# Environment: N files per run (default 20000), REPS runs (default 3).
+# Needs root (the tmpfs mount) and a C compiler (cc). Exit status 0 when
+# every run completed, 1 when a call failed.
+# Example: bench/small_file_floor.sh
+# shellcheck source=bench/lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
+
+N=${N:-20000}
+REPS=${REPS:-3}
+for v in N REPS; do
+	[[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"
+done
+[ "$(id -u)" -eq 0 ] || die "needs root (a tmpfs mount)"
+need_cmd cc "apt-get install gcc"
+
+cat >"$T/floor.c" <<'C'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int fail(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static int subdir(int top, const char *name)
+{
+	if (mkdirat(top, name, 0755))
+		fail(name);
+	int fd = openat(top, name, O_RDONLY | O_DIRECTORY);
+	return fd < 0 ? fail(name) : fd;
+}
+
+int main(int argc, char **argv)
+{
+	int n = atoi(argv[2]), top = open(argv[1], O_RDONLY | O_DIRECTORY);
+	int stage = subdir(top, "stage"), a = subdir(top, "a"),
+	    b = subdir(top, "b");
+	struct timespec mt[2] = { { 1, 0 }, { 1, 0 } };
+	char buf[4096], part[64], name[64], proc[64];
+	double t0, t1, t2;
+
+	memset(buf, 7, sizeof(buf));
+	t0 = now();
+	for (int i = 0; i < n; i++) {
+		snprintf(part, sizeof(part), "%032x.part", i);
+		snprintf(name, sizeof(name), "f%07d", i);
+		int fd = openat(stage, part, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd < 0 || pwrite(fd, buf, sizeof(buf), 0) != sizeof(buf) ||
+		    futimens(fd, mt) || close(fd) ||
+		    renameat2(stage, part, a, name, RENAME_NOREPLACE))
+			fail("stage and rename");
+	}
+	t1 = now();
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "f%07d", i);
+		int fd = openat(b, ".", O_TMPFILE | O_WRONLY, 0644);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if (fd < 0 || pwrite(fd, buf, sizeof(buf), 0) != sizeof(buf) ||
+		    futimens(fd, mt) ||
+		    linkat(AT_FDCWD, proc, b, name, AT_SYMLINK_FOLLOW) ||
+		    close(fd))
+			fail("O_TMPFILE and link");
+	}
+	t2 = now();
+	printf("%.2f %.2f\n", (t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6);
+	return 0;
+}
+C
+cc -O2 -o "$T/floor" "$T/floor.c" || die "cc failed"
+
+M=$T/mnt
+mkdir "$M" || die "mkdir $M"
+trap 'mountpoint -q "$M" && umount -l "$M"; bench_cleanup' EXIT
+echo "per 4 KiB file on tmpfs, $N files a run (microseconds):"
+printf '%-4s %22s %22s\n' run "stage + rename" "O_TMPFILE + link"
+rc=0
+for r in $(seq "$REPS"); do
+	mount -t tmpfs -o size=$((N * 12 / 1024 + 64))m floor "$M" || die "mount tmpfs on $M"
+	if out=$("$T/floor" "$M" "$N"); then
+		read -r a b <<<"$out"
+		printf '%-4s %22s %22s\n' "$r" "$a" "$b"
+	else
+		rc=1
+	fi
+	umount "$M" || umount -l "$M"
+done
+exit $rc
