@@ -2,6 +2,7 @@
  * file lines and doctor's table (JSON: out_json.c). */
 #include <limits.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "ferry/error.h"
 #include "ferry/log.h"
@@ -84,6 +85,26 @@ void out_osu(FILE *f, const struct ferry_osu_result *r, bool json, bool csv)
 		ferry_osu_table(r, f);
 }
 
+/* File lines reach a terminal at once; a pipe or file gets them at least
+ * every FILE_FLUSH_NS, not one write per file (a million small files
+ * would pay a million writes). Errors go to stderr after what came
+ * before them on stdout. */
+#define FILE_FLUSH_NS 200000000LL
+
+static void flush_file_lines(bool tty)
+{
+	static long long last;
+	struct timespec t;
+	long long now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	now = (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+	if (tty || now - last >= FILE_FLUSH_NS) {
+		fflush(stdout);
+		last = now;
+	}
+}
+
 void out_file(const char *cmd, const struct ferry_file_result *r, bool tty)
 {
 	char b[32], path[FERRY_ESCAPED_MAX(PATH_MAX)], why[1024];
@@ -92,21 +113,23 @@ void out_file(const char *cmd, const struct ferry_file_result *r, bool tty)
 		fputs("\r\033[K", stdout);
 	/* names and the peer's words, as plain text */
 	ferry_escape(r->path, path, sizeof(path));
-	if (r->status)
+	if (r->status) {
+		fflush(stdout);
 		fprintf(stderr, "ferry %s: %s: %s\n", cmd, path,
 			r->why && r->why[0] ?
 				ferry_escape(r->why, why, sizeof(why)) :
 				ferry_strerror(r->status));
-	else if (r->cksum == FERRY_CKSUM_NONE)
+	} else if (r->cksum == FERRY_CKSUM_NONE) {
 		printf("%-18s %s (%s)%s\n", "-", path,
 		       out_bytes(b, sizeof(b), (double)r->size),
 		       r->skipped ? " skipped: identical" : "");
-	else
+	} else {
 		printf("%s:%08x  %s (%s)%s%s\n", ferry_cksum_name(r->cksum),
 		       r->value, path, out_bytes(b, sizeof(b), (double)r->size),
 		       r->skipped ? " skipped: identical" : "",
 		       r->resumed ? " resumed" : "");
-	fflush(stdout);
+	}
+	flush_file_lines(tty);
 }
 
 void out_progress(bool tty, uint64_t done, uint64_t total, uint64_t files_done,

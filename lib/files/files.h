@@ -224,6 +224,7 @@ struct frx_pub {
 	struct ferry__stage_key key;
 	uint32_t crc, adler;
 	struct ferry__stage *st;
+	bool claimed;            /* released once published */
 };
 
 /* A file system below the root and its staging area: the root's own,
@@ -282,6 +283,7 @@ struct ferry__frx {
 	struct ferry__batch dones; /* FILE_DONEs not yet sent */
 	bool locks;             /* the mutexes above are initialised */
 	_Atomic unsigned n_claimed; /* targets this session holds */
+	uint8_t nonce[FERRY__STAGE_NONCE]; /* names its one-chunk files */
 	uint64_t pending;       /* files not yet done */
 	uint64_t published, failed, skipped, resumed;
 };

@@ -42,17 +42,18 @@ static void rel_of(const struct ferry__frx *r, uint32_t idx, char *buf,
 		 r->m.e[idx].path);
 }
 
-/* A file that will not be published: its staged files go (if this
- * session wrote them), the sender is told why. */
+/* A file that will not be published: its staged files go (staged: if
+ * this session wrote them; claimed: and holds the target), the sender is
+ * told why. */
 static int fail_file(struct ferry__frx *r, uint32_t idx, int err,
 		     struct ferry__stage *st,
-		     const struct ferry__stage_key *claimed, uint32_t crc,
-		     uint32_t adler, const char *text)
+		     const struct ferry__stage_key *staged, bool claimed,
+		     uint32_t crc, uint32_t adler, const char *text)
 {
-	if (claimed) {
-		ferry__stage_drop(st, claimed, true, true);
-		ferry__frx_release(r, st, claimed);
-	}
+	if (staged)
+		ferry__stage_drop(st, staged, true, true);
+	if (staged && claimed)
+		ferry__frx_release(r, st, staged);
 	r->failed++;
 	ferry__log(FERRY_LOG_ERR, "%s: %s", r->m.e[idx].path, text);
 	return send_done(r, idx, err, crc, adler, text);
@@ -124,14 +125,15 @@ static int flush(struct ferry__frx *r)
 				e2 = -errno;
 		}
 		if (e2) {
-			err = fail_file(r, b->idx, e2, b->st, &b->key, b->crc,
-					b->adler,
+			err = fail_file(r, b->idx, e2, b->st, &b->key,
+					b->claimed, b->crc, b->adler,
 					publish_error(e2, text, sizeof(text)));
 			continue;
 		}
 		if (ferry__journal_chunks(r->m.e[b->idx].size, r->chunk) > 1)
 			ferry__stage_drop(b->st, &b->key, false, true);
-		ferry__frx_release(r, b->st, &b->key);
+		if (b->claimed)
+			ferry__frx_release(r, b->st, &b->key);
 		r->published++;
 		ferry__log(FERRY_LOG_INFO, "published %s:%08x  %s",
 			   r->cksum == FERRY_CKSUM_ADLER32 ? "adler32" : "crc32c",
@@ -149,11 +151,12 @@ static int flush(struct ferry__frx *r)
 
 static int batch_add(struct ferry__frx *r, uint32_t idx,
 		     struct ferry__stage *st, const struct ferry__stage_key *k,
-		     uint32_t crc, uint32_t adler)
+		     bool claimed, uint32_t crc, uint32_t adler)
 {
 	if (!r->n_batch)
 		r->batch_t0 = ferry__now_ns();
-	r->batch[r->n_batch++] = (struct frx_pub){ idx, *k, crc, adler, st };
+	r->batch[r->n_batch++] =
+		(struct frx_pub){ idx, *k, crc, adler, st, claimed };
 	r->batch_bytes += r->m.e[idx].size;
 	if (r->fsync_mode != FERRY_FSYNC_BATCH || !r->pending ||
 	    r->n_batch == FRX_BATCH_FILES || r->batch_bytes >= FRX_BATCH_BYTES)
@@ -192,7 +195,7 @@ static int publish_empty(struct ferry__frx *r, uint32_t idx)
 	rel_of(r, idx, rel, sizeof(rel));
 	pfd = ferry__dirs_parent(&r->dirs, rel, true, 0755, &base);
 	if (pfd < 0)
-		return fail_file(r, idx, pfd, NULL, NULL, 0, 1,
+		return fail_file(r, idx, pfd, NULL, NULL, false, 0, 1,
 				 publish_error(pfd, text, sizeof(text)));
 	mode = ferry__frx_mode(r, e);
 	fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
@@ -206,7 +209,7 @@ static int publish_empty(struct ferry__frx *r, uint32_t idx)
 		    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec ==
 			    e->mtime_ns)
 			goto done;
-		return fail_file(r, idx, err, NULL, NULL, 0, 1,
+		return fail_file(r, idx, err, NULL, NULL, false, 0, 1,
 				 publish_error(err, text, sizeof(text)));
 	}
 	err = ferry__fs_set_meta(fd, mode, e->mtime_ns,
@@ -216,7 +219,7 @@ static int publish_empty(struct ferry__frx *r, uint32_t idx)
 	close(fd);
 	if (err) {
 		unlinkat(pfd, base, 0); /* ours: made above with O_EXCL */
-		return fail_file(r, idx, err, NULL, NULL, 0, 1,
+		return fail_file(r, idx, err, NULL, NULL, false, 0, 1,
 				 publish_error(err, text, sizeof(text)));
 	}
 done:
@@ -237,27 +240,28 @@ static int finalize(struct ferry__frx *r, uint32_t idx)
 	char rel[FERRY_PATH_MAX + FERRY_DEST_MAX], text[FERRY_ERRTEXT_MAX];
 	struct ferry__stage_key k;
 	uint32_t crc = 0, adler = 1;
+	bool claimed = l && l->claimed;
 	int err = 0;
 
 	f->done = true;
 	r->pending--;
 	if (f->skip) {
 		/* identical already: what an earlier attempt staged goes */
-		if (l && l->claimed) {
+		if (l)
 			ferry__stage_drop(l->st, &l->key, true, true);
+		if (claimed)
 			ferry__frx_release(r, l->st, &l->key);
-		}
 		ferry__frx_live_retire(r, f);
 		r->skipped++;
 		return r->pending ? 0 : flush(r); /* the sender reports it */
 	}
 	if (atomic_load(&f->fail)) {
-		bool claimed = l && l->claimed; /* won it after all, too late */
-		if (claimed)
+		/* staged: won the claim after all, too late */
+		if (l)
 			k = l->key;
 		ferry__frx_live_retire(r, f);
 		err = fail_file(r, idx, atomic_load(&f->fail), st,
-				claimed ? &k : NULL, 0, 1, BUSY_TEXT);
+				l ? &k : NULL, claimed, 0, 1, BUSY_TEXT);
 		return err ? err : r->pending ? 0 : flush(r);
 	}
 	if (!l && !(r->flags & FERRY_FILES_FORCE)) {
@@ -269,7 +273,8 @@ static int finalize(struct ferry__frx *r, uint32_t idx)
 		ferry__stage_key(rel, &k);
 		err = ferry__frx_claim(r, st, &k);
 		if (err) {
-			err = fail_file(r, idx, err, st, NULL, 0, 1, BUSY_TEXT);
+			err = fail_file(r, idx, err, st, NULL, false, 0, 1,
+					BUSY_TEXT);
 			return err ? err : r->pending ? 0 : flush(r);
 		}
 		l = ferry__frx_live_new(st, &k);
@@ -277,7 +282,7 @@ static int finalize(struct ferry__frx *r, uint32_t idx)
 			ferry__frx_release(r, st, &k);
 			return -ENOMEM;
 		}
-		l->claimed = true;
+		l->claimed = claimed = true;
 		atomic_store(&f->live, l);
 	}
 	k = l->key;
@@ -303,10 +308,10 @@ static int finalize(struct ferry__frx *r, uint32_t idx)
 			 r->cksum == FERRY_CKSUM_ADLER32 ? adler : crc);
 	}
 	if (err) {
-		err = fail_file(r, idx, err, st, &k, crc, adler, text);
+		err = fail_file(r, idx, err, st, &k, claimed, crc, adler, text);
 		return err ? err : r->pending ? 0 : flush(r);
 	}
-	return batch_add(r, idx, st, &k, crc, adler);
+	return batch_add(r, idx, st, &k, claimed, crc, adler);
 }
 
 static int control_error(int err, char *why, size_t whylen)
@@ -438,9 +443,26 @@ void ferry__frx_close(struct ferry__frx *r, bool ok)
 	/* A session that ends well has published its batch (FIN waits for
 	 * it). One that fails leaves what it had verified staged, unclaimed:
 	 * its sender never hears of a publish, so none happens; the rerun
-	 * resumes those files and reports them. */
-	for (size_t i = 0; r->f && i < r->m.n; i++)
+	 * resumes those files and reports them. A one-chunk file is never
+	 * resumed: its part file goes. */
+	for (size_t i = 0; i < r->n_batch; i++)
+		if (!r->batch[i].claimed)
+			ferry__stage_drop(r->batch[i].st, &r->batch[i].key,
+					  true, false);
+	for (size_t i = 0; r->f && i < r->m.n; i++) {
+		struct frx_live *l = atomic_load(&r->f[i].live);
+		bool solo = l && !l->claimed && l->created;
+		struct ferry__stage_key k;
+		struct ferry__stage *st = NULL;
+
+		if (solo) {
+			k = l->key;
+			st = l->st;
+		}
 		ferry__frx_live_retire(r, &r->f[i]); /* keeps what is staged */
+		if (solo)
+			ferry__stage_drop(st, &k, true, false);
+	}
 	if (ok)
 		dir_modes(r);
 	for (unsigned i = 0; i < r->n_stage; i++) {

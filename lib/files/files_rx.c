@@ -316,7 +316,8 @@ static int check_file(struct ferry__frx *r, size_t i,
 					 "its name is too long for the receiver's file system");
 		return outside(why, whylen, full, err);
 	}
-	have = try_resume(r, f, e, full);
+	/* a file of one chunk has no journal to resume from */
+	have = f->n_chunks > 1 ? try_resume(r, f, e, full) : 0;
 	if (have == -EBUSY) {
 		pe->action = FERRY__PLAN_SEND; /* no EXISTS sums for it */
 		return file_fail(r, i, pe, -EBUSY, BUSY_TEXT);
@@ -552,6 +553,8 @@ static int frx_init(struct ferry__frx *r, const struct ferry_opts *o)
 		return -ENOMEM;
 	r->fsync_mode = o->fsync_mode;
 	r->keep_setid = o->keep_setid && !o->exports;
+	if (ferry__random(r->nonce, sizeof(r->nonce)))
+		return -EIO;
 	return ferry__fileq_init(&r->q, r->m.n);
 }
 

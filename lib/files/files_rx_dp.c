@@ -262,7 +262,9 @@ static int claim_room(struct ferry__frx *r, const struct ferry__pipe *p)
 }
 
 /* f's live entry with a reference taken, made (and the target claimed)
- * by the file's first chunk. -EBUSY: another session holds the target. */
+ * by the file's first chunk. -EBUSY: another session holds the target.
+ * A file of one chunk is not claimed: its part file has a name of this
+ * session's own (io/stage.h). */
 static int get_live(struct ferry__frx *r, uint32_t idx, struct frx_live **out)
 {
 	struct frx_file *f = &r->f[idx];
@@ -276,18 +278,24 @@ static int get_live(struct ferry__frx *r, uint32_t idx, struct frx_live **out)
 		err = -FERRY_EPROTO; /* finished: a chunk sent twice */
 	if (!l && !err) {
 		char rel[FERRY_PATH_MAX + FERRY_DEST_MAX];
-		struct ferry__stage_key k;
-		snprintf(rel, sizeof(rel), "%s%s%s", r->dest,
-			 r->dest[0] ? "/" : "", r->m.e[idx].path);
-		ferry__stage_key(rel, &k);
 		struct ferry__stage *st = &r->stage[f->stage].st;
-		err = ferry__frx_claim(r, st, &k);
+		struct ferry__stage_key k;
+		bool claim = f->n_chunks > 1;
+		if (claim) {
+			snprintf(rel, sizeof(rel), "%s%s%s", r->dest,
+				 r->dest[0] ? "/" : "", r->m.e[idx].path);
+			ferry__stage_key(rel, &k);
+			err = ferry__frx_claim(r, st, &k);
+		} else {
+			ferry__stage_key_solo(r->nonce, idx, &k);
+		}
 		if (!err && !(l = ferry__frx_live_new(st, &k))) {
-			ferry__frx_release(r, st, &k);
+			if (claim)
+				ferry__frx_release(r, st, &k);
 			err = -ENOMEM;
 		}
 		if (!err) {
-			l->claimed = true;
+			l->claimed = claim;
 			atomic_store(&f->live, l);
 		}
 	}
@@ -407,7 +415,7 @@ static int rx_one(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 		landed(r, f, h->file_idx); /* given up: the chunk is dropped */
 		return 0;
 	}
-	if (!atomic_load(&f->live)) {
+	if (f->n_chunks > 1 && !atomic_load(&f->live)) {
 		err = claim_room(r, s->p);
 		if (err)
 			return err;

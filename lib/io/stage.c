@@ -14,6 +14,9 @@
 #include "util/util.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+/* A staged file's name in its fan-out directory: 32 hex digits, .part
+ * or .jrnl */
+#define ENTRY_LEN (32 + 5)
 
 void ferry__stage_key(const char *relpath, struct ferry__stage_key *k)
 {
@@ -29,6 +32,15 @@ void ferry__stage_key(const char *relpath, struct ferry__stage_key *k)
 		EVP_DigestFinal_ex(c, md, &mdlen);
 	EVP_MD_CTX_free(c);
 	memcpy(k->b, md, sizeof(k->b));
+}
+
+void ferry__stage_key_solo(const uint8_t nonce[FERRY__STAGE_NONCE],
+			   uint32_t idx, struct ferry__stage_key *k)
+{
+	/* the index first: its low byte fans the files out */
+	for (int i = 0; i < 4; i++)
+		k->b[i] = (uint8_t)(idx >> (8 * i));
+	memcpy(k->b + 4, nonce, FERRY__STAGE_NONCE);
 }
 
 void ferry__stage_name(const struct ferry__stage_key *k,
@@ -138,6 +150,35 @@ int ferry__stage_open(struct ferry__stage *s, int topfd, bool create,
 	return 0;
 }
 
+/* In fan-out directory name of an idle area, remove every part file
+ * without a journal: no session is inside, and such a file is never
+ * resumed (a one-chunk file's, or one whose session died before its
+ * first chunk was journaled). */
+static void sweep_orphans(const struct ferry__stage *s, const char *name)
+{
+	char jrnl[FERRY__STAGE_NAME_LEN];
+	struct dirent *d;
+	int fd = openat(s->dirfd, name, DIR_FLAGS);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((d = readdir(dir))) {
+		size_t len = strlen(d->d_name);
+		if (len != ENTRY_LEN || strcmp(d->d_name + len - 5, ".part"))
+			continue;
+		memcpy(jrnl, d->d_name, len - 5);
+		strcpy(jrnl + len - 5, ".jrnl");
+		if (faccessat(fd, jrnl, F_OK, AT_SYMLINK_NOFOLLOW) &&
+		    errno == ENOENT)
+			unlinkat(fd, d->d_name, 0);
+	}
+	closedir(dir);
+}
+
 /* Remove the area when this is the last session and nothing is staged:
  * an exclusive flock says no one else is inside; rmdir of each fan-out
  * directory fails while it holds a file. */
@@ -161,8 +202,14 @@ static void remove_if_idle(struct ferry__stage *s)
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
 		    !strncmp(d->d_name, "lock.", 5))
 			continue;
-		if (unlinkat(s->dirfd, d->d_name, AT_REMOVEDIR))
-			empty = false;
+		if (unlinkat(s->dirfd, d->d_name, AT_REMOVEDIR) == 0)
+			continue;
+		if (errno == ENOTEMPTY) {
+			sweep_orphans(s, d->d_name);
+			if (unlinkat(s->dirfd, d->d_name, AT_REMOVEDIR) == 0)
+				continue;
+		}
+		empty = false;
 	}
 	closedir(dir);
 	for (int i = 0; empty && i < FERRY__STAGE_LOCKS; i++) {

@@ -19,6 +19,14 @@
  * other as well as other processes, and a killed session's locks go with
  * it). Every session holds a shared flock on ROOT/.ferry; the last one
  * out removes the area when nothing is staged in it.
+ *
+ * A file of one chunk is staged without a claim, under a key no other
+ * session can name (the session's random nonce and the file's index):
+ * it is written and sealed in one go and never resumed, so there is
+ * nothing to guard, and two sessions sending one target each publish a
+ * whole file (the second finds the name taken). A part file without a
+ * journal is never resumed; the last session out removes any left by a
+ * session that died.
  */
 #ifndef FERRY_IO_STAGE_H
 #define FERRY_IO_STAGE_H
@@ -48,6 +56,12 @@ struct ferry__stage_key {
 };
 
 void ferry__stage_key(const char *relpath, struct ferry__stage_key *k);
+
+/* The key of a one-chunk file's part file: file index idx of the session
+ * whose random nonce this is (see above). */
+#define FERRY__STAGE_NONCE 12
+void ferry__stage_key_solo(const uint8_t nonce[FERRY__STAGE_NONCE],
+			   uint32_t idx, struct ferry__stage_key *k);
 
 /* Open the area below topfd; with create, make it if needed, otherwise
  * -ENOENT when there is none (nothing is staged: s stays closed, and

@@ -73,6 +73,18 @@ static void test_names(void)
 	ferry__stage_key(longname, &k2);
 	ferry__stage_name(&k2, FERRY__STAGE_PART, a);
 	CU_ASSERT_EQUAL(strlen(a), 40);
+
+	/* one-chunk files: fanned out by index, apart by session */
+	uint8_t n1[FERRY__STAGE_NONCE], n2[FERRY__STAGE_NONCE];
+	memset(n1, 0x11, sizeof(n1));
+	memset(n2, 0x22, sizeof(n2));
+	ferry__stage_key_solo(n1, 0x0102a5, &k1);
+	ferry__stage_name(&k1, FERRY__STAGE_PART, a);
+	CU_ASSERT_STRING_EQUAL(a, "a5/a5020100111111111111111111111111.part");
+	ferry__stage_key_solo(n1, 0x0102a6, &k2);
+	CU_ASSERT_NOT_EQUAL(memcmp(&k1, &k2, sizeof(k1)), 0);
+	ferry__stage_key_solo(n2, 0x0102a5, &k2);
+	CU_ASSERT_NOT_EQUAL(memcmp(&k1, &k2, sizeof(k1)), 0);
 }
 
 static void test_open_close_removes(void)
@@ -97,19 +109,36 @@ static void test_open_close_removes(void)
 	/* nothing staged, no one else: the area goes */
 	CU_ASSERT_FALSE(exists_at(rootfd, ".ferry"));
 
-	/* something staged: it stays, with what is in it */
+	/* a part file alone is never resumed: the last one out removes it
+	 * (what a session that died before journaling leaves, and every
+	 * one-chunk file's) */
 	CU_ASSERT_EQUAL_FATAL(ferry__stage_open(&s, rootfd, true, NULL, 0), 0);
 	ferry__stage_key("a", &k);
 	fd = ferry__stage_open_part(&s, &k, true, 0600);
 	CU_ASSERT_FATAL(fd >= 0);
 	close(fd);
 	ferry__stage_close(&s);
+	CU_ASSERT_FALSE(exists_at(rootfd, ".ferry"));
+
+	/* something resumable staged: it stays, with what is in it */
+	char name[FERRY__STAGE_NAME_LEN + 8];
+	CU_ASSERT_EQUAL_FATAL(ferry__stage_open(&s, rootfd, true, NULL, 0), 0);
+	fd = ferry__stage_open_part(&s, &k, true, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	memcpy(name, ".ferry/", 7);
+	ferry__stage_name(&k, FERRY__STAGE_JOURNAL, name + 7);
+	fd = openat(rootfd, name, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	ferry__stage_close(&s);
 	CU_ASSERT_TRUE(exists_at(rootfd, ".ferry"));
 	CU_ASSERT_EQUAL_FATAL(ferry__stage_open(&s, rootfd, false, NULL, 0), 0);
 	CU_ASSERT_TRUE(ferry__stage_has(&s, &k, FERRY__STAGE_PART));
-	CU_ASSERT_FALSE(ferry__stage_has(&s, &k, FERRY__STAGE_JOURNAL));
+	CU_ASSERT_TRUE(ferry__stage_has(&s, &k, FERRY__STAGE_JOURNAL));
 	ferry__stage_drop(&s, &k, true, true);
 	CU_ASSERT_FALSE(ferry__stage_has(&s, &k, FERRY__STAGE_PART));
+	CU_ASSERT_FALSE(ferry__stage_has(&s, &k, FERRY__STAGE_JOURNAL));
 	ferry__stage_close(&s);
 	CU_ASSERT_FALSE(exists_at(rootfd, ".ferry"));
 
