@@ -59,7 +59,7 @@ echo "== ferry send --key KEY $src/run1 127.0.0.1:$port:/store"
 echo
 echo "== independent check: python3 zlib.adler32 of the received files"
 (cd "$tmp/in/store" && find run1 -type f | sort | while read -r f; do
-	python3 -c 'import sys, zlib; print("adler32:%08x  %s" % (zlib.adler32(open(sys.argv[1], "rb").read()), sys.argv[1]))' "$f"
+	python3 -c 'import os, sys, zlib; print("adler32: %x %s %d" % (zlib.adler32(open(sys.argv[1], "rb").read()), sys.argv[1], os.path.getsize(sys.argv[1])))' "$f"
 done)
 diff -r "$src/run1" "$tmp/in/store/run1" && echo "== received tree is byte-identical to the source"
 kill "$rpid" && wait "$rpid" 2>/dev/null || true

@@ -39,6 +39,8 @@ static void on_signal(int sig)
 
 struct cp_out {
 	bool quiet, tty;
+	/* where the files land: ferry://HOST:PORT/DIR/ or /abs/dir/ */
+	char target[FERRY_ESCAPED_MAX(PATH_MAX + FERRY_URL_HOST_MAX + 16)];
 	unsigned published, skipped, failed;
 	uint64_t bytes;
 };
@@ -54,8 +56,28 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 	else
 		co->published++;
 	co->bytes += r->status ? 0 : r->bytes_sent;
-	if (r->status || !co->quiet)
-		out_file("cp", r, co->tty && !co->quiet);
+	out_file("cp", r, co->tty && !co->quiet, co->target);
+}
+
+/* co->target for dst and the directory dest the files land below. */
+static void target_of(struct cp_out *co, const struct side *dst,
+		      const char *dest)
+{
+	char raw[sizeof(co->target)], real[PATH_MAX];
+	bool v6 = strchr(dst->host, ':') != NULL;
+	const char *d = dest;
+
+	if (!dst->remote)
+		d = realpath(dest, real) ? real : dest;
+	while (*d == '/')
+		d++;
+	if (dst->remote)
+		snprintf(raw, sizeof(raw), "ferry://%s%s%s:%s/%s%s",
+			 v6 ? "[" : "", dst->host, v6 ? "]" : "", dst->port,
+			 d, d[0] ? "/" : "");
+	else
+		snprintf(raw, sizeof(raw), "/%s%s", d, d[0] ? "/" : "");
+	ferry_escape(raw, co->target, sizeof(co->target));
 }
 
 static void on_marker(const struct ferry_marker *mk, void *arg)
@@ -398,6 +420,7 @@ int cmd_cp(int argc, char **argv)
 	if (plan(src, n, &dst, &a.c.o, &cp, srcs, names, dest, sizeof(dest)) ||
 	    (src[0].remote && expand_remote(&src[0], &a.c.o, &cp, &x)))
 		goto out;
+	target_of(&co, &dst, dest);
 	ret = copy(src, &dst, &a.c, &cp);
 out:
 	expand_free(&x);

@@ -17,6 +17,7 @@
 
 struct send_out {
 	bool json, tty;
+	char target[FERRY_ESCAPED_MAX(4400)]; /* ferry://HOST:PORT/DEST/ */
 	struct out_files files; /* --json: the results, for the document */
 	int err;                /* -ENOMEM when one could not be kept */
 };
@@ -26,7 +27,7 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 	struct send_out *so = arg;
 
 	if (!so->json)
-		out_file("send", r, so->tty);
+		out_file("send", r, so->tty, so->target);
 	else if (out_files_add(&so->files, r))
 		so->err = -ENOMEM;
 }
@@ -101,6 +102,22 @@ static bool parse_dest(const char *arg, char *host, size_t hl, char *port,
 	return cli_hostport("send", hp, host, hl, port, pl);
 }
 
+/* Where the files land, as the start of a URL: ferry://HOST:PORT/DEST/
+ * (the path below the receiver's --dir), escaped for printing. */
+static void target_of(char *buf, size_t len, const char *host,
+		      const char *port, const char *dest)
+{
+	char raw[4400];
+	bool v6 = strchr(host, ':') != NULL;
+
+	while (*dest == '/')
+		dest++;
+	snprintf(raw, sizeof(raw), "ferry://%s%s%s:%s/%s%s", v6 ? "[" : "",
+		 host, v6 ? "]" : "", port, dest,
+		 dest[0] && dest[strlen(dest) - 1] != '/' ? "/" : "");
+	ferry_escape(raw, buf, len);
+}
+
 /* Send spec's files with a's options; prints what happened. */
 static int run(const char *host, const char *port, struct cli_args *a,
 	       struct send_out *so)
@@ -164,6 +181,7 @@ int cmd_send(int argc, char **argv)
 	a.send.paths = argv + i;
 	a.send.n_paths = (size_t)(argc - i - 1);
 	a.send.dest = dest;
+	target_of(so.target, sizeof(so.target), host, port, dest);
 	if (!cli_client(&a.c, "send", true))
 		return 2;
 	cli_logger("send", a.c.quiet || a.c.json, a.c.verbose);

@@ -57,8 +57,15 @@ const struct cli_cmd cli_cmd_send = {
 	"synced as the receiver's --fsync says) only when its whole-file\n"
 	"checksums, computed on both sides, match: nothing partial ever appears\n"
 	"under a final name. Another transfer writing the same path at the same\n"
-	"time makes that file fail (it says so); the other files go on. The\n"
-	"sender prints each file's checksum the way xrdcp does (adler32:1a2b3c4d).\n"
+	"time makes that file fail (it says so); the other files go on.\n"
+	"\n"
+	"Each file's checksum is printed on stdout in the line that\n"
+	"`xrdcp -C adler32:print` writes (on its stderr), field for field:\n"
+	"  adler32: 1a2b3c4d ferry://HOST:PORT/DEST/PATH SIZE\n"
+	"(the value in hex without leading zeros, the size in bytes). On a\n"
+	"terminal it reads \"adler32:1a2b3c4d  PATH (6.68 MiB)\" instead, with\n"
+	"\"skipped: identical\" or \"resumed\" where that happened; --json has\n"
+	"both.\n"
 	"\n"
 	"Resume is on by default: after an interruption (a peer killed, the\n"
 	"network cut) run the same command again; the receiver keeps a journal of\n"
@@ -160,7 +167,12 @@ const struct cli_cmd cli_cmd_cp = {
 	"directories without files are not made). Every file is verified end to\n"
 	"end (crc32c per chunk, the whole-file checksum on both sides) and\n"
 	"published under its name only when it matches. Many files go in\n"
-	"batches of up to 256, each its own session (and token).\n",
+	"batches of up to 256, each its own session (and token).\n"
+	"\n"
+	"Each file's checksum is printed as `ferry send` prints it: on stdout\n"
+	"in the line `xrdcp -C adler32:print` writes (\"adler32: 1a2b3c4d\n"
+	"TARGET SIZE\", TARGET a ferry:// URL or, for a pull, the local\n"
+	"absolute path); on a terminal, a line for people instead.\n",
 	.sections = {
 		{ G_FILES },
 		{ G_PIPELINE },

@@ -105,7 +105,8 @@ static void flush_file_lines(bool tty)
 	}
 }
 
-void out_file(const char *cmd, const struct ferry_file_result *r, bool tty)
+void out_file(const char *cmd, const struct ferry_file_result *r, bool tty,
+	      const char *target)
 {
 	char b[32], path[FERRY_ESCAPED_MAX(PATH_MAX)], why[1024];
 
@@ -119,6 +120,11 @@ void out_file(const char *cmd, const struct ferry_file_result *r, bool tty)
 			r->why && r->why[0] ?
 				ferry_escape(r->why, why, sizeof(why)) :
 				ferry_strerror(r->status));
+	} else if (!tty) {
+		if (r->cksum != FERRY_CKSUM_NONE)
+			printf("%s: %x %s%s %llu\n", ferry_cksum_name(r->cksum),
+			       r->value, target, path,
+			       (unsigned long long)r->size);
 	} else if (r->cksum == FERRY_CKSUM_NONE) {
 		printf("%-18s %s (%s)%s\n", "-", path,
 		       out_bytes(b, sizeof(b), (double)r->size),

@@ -34,11 +34,17 @@ void out_report(FILE *f, const char *prefix, const struct ferry_report *r,
 /* An --osu result as JSON, CSV or the table. */
 void out_osu(FILE *f, const struct ferry_osu_result *r, bool json, bool csv);
 
-/* One file's result, as send and cp print it: "adler32:1a2b3c4d  NAME
- * (SIZE)" on stdout, a failure with its reason on stderr ("ferry CMD:
- * NAME: WHY"). tty: clear the progress line first. Names are escaped
- * (the JSON carries them exactly). */
-void out_file(const char *cmd, const struct ferry_file_result *r, bool tty);
+/* One file's result, as send and cp print it on stdout. To a terminal,
+ * for people: "adler32:1a2b3c4d  NAME (SIZE)", with " skipped:
+ * identical" or " resumed", after clearing the progress line. Otherwise
+ * the line `xrdcp -C adler32:print` writes, field for field, so that
+ * scripts reading xrdcp's lines read ferry's: "adler32: 1a2b3c4d
+ * TARGET SIZE" (the value in hex without leading zeros, TARGET the
+ * prefix target then the file's path, SIZE in bytes); nothing with
+ * --cksum none. A failure goes to stderr with its reason ("ferry CMD:
+ * NAME: WHY"). Names are escaped (the JSON carries them exactly). */
+void out_file(const char *cmd, const struct ferry_file_result *r, bool tty,
+	      const char *target);
 
 /* The progress line of a transfer: "DONE of TOTAL  files D/T  R Gb/s
  * TAIL", redrawn in place on a tty, else one line each. */

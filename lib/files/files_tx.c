@@ -54,8 +54,9 @@ static void report_file(struct tx_ctx *c, uint32_t idx)
 								f->adler32,
 		.adler32 = f->adler32,
 		.crc32c = f->crc32c,
-		.skipped = f->skip,
-		.resumed = f->action == FERRY__PLAN_RESUME,
+		/* only a file that ended well was skipped or resumed */
+		.skipped = f->skip && !f->status,
+		.resumed = f->action == FERRY__PLAN_RESUME && !f->status,
 		.status = f->status,
 		.why = f->why,
 	};

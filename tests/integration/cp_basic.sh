@@ -58,7 +58,15 @@ timeout 60 $FERRY cp --marker 0.2 $A/in/f1 $A/in/f2 $B/copy/ >$T/tpc.out ||
 	fail "third-party copy"
 cat $T/tpc.out
 cmp $T/local/f1 $T/b/copy/f1 && cmp $T/local/f2 $T/b/copy/f2 || fail "copied files differ"
-grep -q "adler32:" $T/tpc.out || fail "no checksum line from the copy"
+# the lines xrdcp -C adler32:print writes: adler32: HEX TARGET SIZE
+for f in f1 f2; do
+	sum=$(python3 -c 'import sys, zlib; print("%x" % zlib.adler32(open(sys.argv[1], "rb").read()))' $T/local/$f)
+	grep -qx "adler32: $sum $B/copy/$f $(stat -c %s $T/local/$f)" $T/tpc.out ||
+		fail "no xrdcp-style checksum line for $f from the copy"
+done
+timeout 60 $FERRY cp -q $A/in/f2 $T/out/pulled >$T/pull.out || fail "pull f2 again"
+grep -qx "adler32: $sum $(realpath $T/out)/pulled $(stat -c %s $T/local/f2)" $T/pull.out ||
+	fail "pull: no checksum line naming the local target: $(cat $T/pull.out)"
 grep -q "files 2/2" $T/tpc.out || fail "no final performance marker"
 
 note "an existing target: refused without -f, replaced with it"

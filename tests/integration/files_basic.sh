@@ -120,7 +120,7 @@ else
 	run t2 fsend -q -l 1M "$T/big/sparse" "$H:/big"
 	echo "sent in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 	if ok_run t2 "sparse file"; then
-		check_lines adler32 "$T/t2.out" "$T/big/sparse" || bad "sparse file: checksum line"
+		check_lines adler32 "$T/t2.out" --dest big/ "$T/big/sparse" || bad "sparse file: checksum line"
 		same_tree "$T/big/sparse" "$D/big/sparse" || bad "sparse file did not arrive intact"
 		no_sidecars "$D" "sparse file"
 	fi
@@ -132,7 +132,13 @@ note "3a. the same command again: every target identical (size, mtime, checksum)
 snap "$D" >"$T/before"
 run t3a fsend -q -l 1M "$S" "$H"
 if ok_run t3a "the same command again"; then
-	check_lines adler32 "$T/t3a.out" --skipped all "$S" || bad "the same command again: not every file reported skipped"
+	check_lines adler32 "$T/t3a.out" "$S" || bad "the same command again: checksum lines"
+	grep -q "0 of $(find "$S" -type f | wc -l) files published, $(find "$S" -type f | wc -l) skipped, 0 failed" "$T/t3a.out" ||
+		bad "the same command again: not every file skipped: $(tail -n 1 "$T/t3a.out")"
+fi
+run t3j fsend -q -l 1M --json "$S" "$H"
+if ok_run t3j "the same command again, --json"; then
+	check_report adler32 "$T/t3j.out" --skipped all "$S" || bad "the same command again: not every file reported skipped"
 fi
 snap "$D" >"$T/after"
 diff "$T/before" "$T/after" >"$T/diff" || bad "the same command again changed the destination: $(head -c 800 "$T/diff")"
@@ -154,9 +160,9 @@ fi
 
 note "5. --skip-existing with everything identical: all skipped, nothing touched"
 snap "$D" >"$T/before"
-run t5 fsend -q -l 1M --skip-existing "$S" "$H"
+run t5 fsend -q -l 1M --skip-existing --json "$S" "$H"
 if ok_run t5 "--skip-existing, identical"; then
-	check_lines adler32 "$T/t5.out" --skipped all "$S" || bad "--skip-existing: not every file reported skipped"
+	check_report adler32 "$T/t5.out" --skipped all "$S" || bad "--skip-existing: not every file reported skipped"
 fi
 snap "$D" >"$T/after"
 diff "$T/before" "$T/after" >"$T/diff" || bad "--skip-existing of identical files changed the destination: $(head -c 800 "$T/diff")"
@@ -173,8 +179,14 @@ run t6 fsend -q -l 1M --skip-existing "$S" "$H"
 grep -q "odd 1M+1.*--force" "$T/t6.err" ||
 	bad "--skip-existing with a changed file: no line naming it and --force: $(head -c 600 "$T/t6.err")"
 echo "stderr: $(cat "$T/t6.err")"
-grep -q "skipped: identical" "$T/t6.out" || bad "--skip-existing with a changed file: the identical ones were not reported skipped"
-grep "odd 1M+1" "$T/t6.out" | grep -q "skipped: identical" && bad "--skip-existing: the changed file was reported identical"
+run t6j fsend -q -l 1M --skip-existing --json "$S" "$H"
+python3 - "$T/t6j.out" <<'PY' || bad "--skip-existing with a changed file: the identical ones were not reported skipped, or the changed one was"
+import json, sys
+files = json.load(open(sys.argv[1]))["files"]
+bad = [f for f in files if f["skipped"] != (not f["path"].endswith("odd 1M+1"))]
+assert not bad, bad
+print(f"ok: {len(files) - 1} identical files skipped, the changed one not")
+PY
 snap "$D" >"$T/after"
 diff "$T/before" "$T/after" >"$T/diff" || bad "--skip-existing with a changed file changed the destination: $(head -c 800 "$T/diff")"
 
@@ -194,10 +206,10 @@ snap "$D" >"$T/after"
 diff "$T/before" "$T/after" >"$T/diff" || bad "--skip-existing with a grown file changed the destination: $(head -c 800 "$T/diff")"
 
 note "8. --skip-existing --force: the two changed files replaced, the rest skipped"
-run t8 fsend -q -l 1M --skip-existing --force "$S" "$H"
+run t8 fsend -q -l 1M --skip-existing --force --json "$S" "$H"
 if ok_run t8 "--skip-existing --force"; then
 	skipped=$(cd "$T" && find src -type f ! -name 'odd 1M+1' ! -name exact2M | paste -sd,)
-	check_lines adler32 "$T/t8.out" --skipped "$skipped" "$S" || bad "--skip-existing --force: lines"
+	check_report adler32 "$T/t8.out" --skipped "$skipped" "$S" || bad "--skip-existing --force: report"
 	same_tree "$S" "$D/src" || bad "--skip-existing --force: tree"
 	no_sidecars "$D" "--skip-existing --force"
 fi
@@ -205,7 +217,7 @@ fi
 note "9. --cksum crc32c to HOST:/sub/dir: lands below --dir/sub/dir"
 run t9 fsend -q -l 1M --cksum crc32c "$S" "$H:/sub/dir"
 if ok_run t9 "--cksum crc32c"; then
-	check_lines crc32c "$T/t9.out" "$S" || bad "--cksum crc32c: lines"
+	check_lines crc32c "$T/t9.out" --dest sub/dir/ "$S" || bad "--cksum crc32c: lines"
 	same_tree "$S" "$D/sub/dir/src" || bad "HOST:/sub/dir: tree"
 	no_sidecars "$D" "--cksum crc32c"
 fi
@@ -238,7 +250,7 @@ else
 	run t11 timeout -k 5 120 ip netns exec $NSA "$FERRY" send --key "$KEY" \
 		-i 0 -q -P 8 -l 1M "$S" "$IPB:$vport:/over/veth"
 	if ok_run t11 "veth send"; then
-		check_lines adler32 "$T/t11.out" "$S" || bad "veth: checksum lines"
+		check_lines adler32 "$T/t11.out" --dest over/veth/ "$S" || bad "veth: checksum lines"
 		same_tree "$S" "$V/over/veth/src" || bad "veth: tree"
 		no_sidecars "$V" "veth"
 		rx=$(ip netns exec $NSB cat /sys/class/net/$VETHB/statistics/rx_bytes)

@@ -195,17 +195,17 @@ def files_of(args):
 def err(msg):
     print("FAIL: " + msg, file=sys.stderr)
 
-LINE = re.compile(r"^(adler32|crc32c):([0-9a-f]{8})  (.+) \([^()]*\)"
-                  r"( skipped: identical)?( resumed)?$")
+# the line `xrdcp -C adler32:print` writes: "KIND: HEX TARGET SIZE"
+LINE = re.compile(r"^(adler32|crc32c): ([0-9a-f]{1,8}) (ferry://[^/]+/|/)(.+) ([0-9]+)$")
 
 def cmd_lines(argv):
-    """lines KIND OUT [--skipped all|none|P1,P2] ARG...: the sender's
-    'KIND:xxxxxxxx  PATH (SIZE)' lines name every file once, with our
-    own sum of its source."""
+    """lines KIND OUT [--dest DIR/] ARG...: the sender's xrdcp-style
+    'KIND: HEX ferry://HOST:PORT/DIR/PATH SIZE' lines name every file
+    once, with our own sum and the size of its source."""
     kind, out, argv = argv[0], argv[1], argv[2:]
-    skipped = None
-    if argv and argv[0] == "--skipped":
-        skipped, argv = argv[1], argv[2:]
+    dest = ""
+    if argv and argv[0] == "--dest":
+        dest, argv = argv[1], argv[2:]
     want = files_of(argv)
     got, ok = {}, True
     for ln in open(out, encoding="utf-8", errors="surrogateescape"):
@@ -213,9 +213,14 @@ def cmd_lines(argv):
         m = LINE.match(ln)
         if not m:
             continue
-        if m.group(3) in got:
-            err(f"{m.group(3)} reported twice"); ok = False
-        got[m.group(3)] = m
+        path = m.group(4)
+        if not path.startswith(dest):
+            err(f"{ln}: not below {dest}"); ok = False
+            continue
+        path = path[len(dest):]
+        if path in got:
+            err(f"{path} reported twice"); ok = False
+        got[path] = m
     if set(got) != set(want):
         err(f"reported files differ from the sources: missing "
             f"{sorted(set(want) - set(got))}, extra {sorted(set(got) - set(want))}")
@@ -224,15 +229,12 @@ def cmd_lines(argv):
         m = got[p]
         a, c = sums(want[p], kind == "crc32c")
         mine = a if kind == "adler32" else c
-        if m.group(1) != kind or int(m.group(2), 16) != mine:
-            err(f"{p}: ferry says {m.group(1)}:{m.group(2)}, "
-                f"independently {kind}:{mine:08x}"); ok = False
-        if skipped is not None:
-            should = skipped == "all" or (skipped != "none" and
-                                          p in skipped.split(","))
-            if bool(m.group(4)) != should:
-                err(f"{p}: {'not ' if should else ''}reported as skipped: {m.group(0)}")
-                ok = False
+        if m.group(1) != kind or m.group(2) != f"{mine:x}":
+            err(f"{p}: ferry says {m.group(1)}: {m.group(2)}, "
+                f"independently {kind}: {mine:x}"); ok = False
+        if int(m.group(5)) != os.path.getsize(want[p]):
+            err(f"{p}: ferry says {m.group(5)} bytes, the source has "
+                f"{os.path.getsize(want[p])}"); ok = False
     n = len(got)
     print(f"ok: {n} {kind} lines match independent sums" if ok else
           f"checked {n} lines")
