@@ -72,7 +72,7 @@ int cmd_bench(int argc, char **argv)
 		return 2;
 	cli_logger("bench", a.c.quiet || a.c.json, a.c.verbose);
 	if (a.metrics_at) {
-		err = app_metrics_start("bench", a.metrics_at,
+		err = app_metrics_start("bench", a.metrics_at, a.metrics_host,
 					a.c.quiet || a.c.json, &metrics);
 		if (err)
 			return app_metrics_exit(err);

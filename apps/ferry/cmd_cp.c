@@ -17,6 +17,7 @@
 #include "ferry/files.h"
 #include "ferry/log.h"
 #include "ferry/remote.h"
+#include "metrics.h"
 #include "opts_table.h"
 #include "out.h"
 
@@ -378,6 +379,7 @@ static int copy(const struct side *src, const struct side *dst,
 int cmd_cp(int argc, char **argv)
 {
 	struct cp_out co = { .tty = isatty(1) };
+	struct app_metrics *metrics = NULL;
 	struct cli_args a;
 	struct expand x = { 0 };
 	struct side *src = NULL, dst;
@@ -421,7 +423,16 @@ int cmd_cp(int argc, char **argv)
 	    (src[0].remote && expand_remote(&src[0], &a.c.o, &cp, &x)))
 		goto out;
 	target_of(&co, &dst, dest);
+	if (a.metrics_at) {
+		int err = app_metrics_start("cp", a.metrics_at, a.metrics_host,
+					    a.c.quiet, &metrics);
+		if (err) {
+			ret = app_metrics_exit(err);
+			goto out;
+		}
+	}
 	ret = copy(src, &dst, &a.c, &cp);
+	app_metrics_stop(metrics);
 out:
 	expand_free(&x);
 	for (size_t k = 0; names && k < n; k++)

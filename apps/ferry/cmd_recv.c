@@ -206,8 +206,8 @@ int cmd_recv(int argc, char **argv)
 	}
 	ferry_server_limit(srv, a.max_sessions);
 	if (a.metrics_at) {
-		err = app_metrics_start(cmd, a.metrics_at, a.c.quiet || a.c.json,
-					&metrics);
+		err = app_metrics_start(cmd, a.metrics_at, a.metrics_host,
+					a.c.quiet || a.c.json, &metrics);
 		if (err) {
 			ferry_server_close(srv);
 			return app_metrics_exit(err);

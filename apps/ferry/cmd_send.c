@@ -193,7 +193,7 @@ int cmd_send(int argc, char **argv)
 		a.c.o.arg = &so;
 	}
 	if (a.metrics_at) {
-		err = app_metrics_start("send", a.metrics_at,
+		err = app_metrics_start("send", a.metrics_at, a.metrics_host,
 					a.c.quiet || a.c.json, &metrics);
 		if (err)
 			return app_metrics_exit(err);

@@ -25,6 +25,7 @@ struct app_metrics {
 	struct MHD_Daemon *d;
 	pthread_t sampler;
 	atomic_bool stop;
+	bool host; /* --metrics-host: the host-wide series too */
 };
 
 /* "ADDR:PORT", "[V6]:PORT" or ":PORT" (every address) -> host, port. */
@@ -205,8 +206,8 @@ static void *sampler(void *arg)
 	return NULL;
 }
 
-int app_metrics_start(const char *cmd, const char *spec, bool quiet,
-		      struct app_metrics **out)
+int app_metrics_start(const char *cmd, const char *spec, bool with_host,
+		      bool quiet, struct app_metrics **out)
 {
 	struct app_metrics *m;
 	const char *port;
@@ -231,6 +232,7 @@ int app_metrics_start(const char *cmd, const char *spec, bool quiet,
 		close(fd);
 		return -ENOMEM;
 	}
+	m->host = with_host;
 	m->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL,
 				handle, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_CONNECTION_LIMIT, 32u,

@@ -10,12 +10,13 @@
 struct app_metrics;
 
 /* Listen on spec ("ADDR:PORT", "[V6ADDR]:PORT" or ":PORT") and serve
- * /metrics from threads of its own until app_metrics_stop. Prints
+ * /metrics from threads of its own until app_metrics_stop; host: with
+ * the host-wide series too (--metrics-host). Prints
  * "ferry CMD: metrics at http://..." unless quiet, or the reason it
  * cannot. Returns 0, -EINVAL (a bad spec), -ENOTSUP (built without
  * libmicrohttpd) or another negative error (it cannot listen). */
-int app_metrics_start(const char *cmd, const char *spec, bool quiet,
-		      struct app_metrics **out);
+int app_metrics_start(const char *cmd, const char *spec, bool host,
+		      bool quiet, struct app_metrics **out);
 
 /* Stop serving and free m (NULL is fine). */
 void app_metrics_stop(struct app_metrics *m);

@@ -3,10 +3,11 @@
 
 #include "metrics.h"
 
-int app_metrics_start(const char *cmd, const char *spec, bool quiet,
-		      struct app_metrics **out)
+int app_metrics_start(const char *cmd, const char *spec, bool host,
+		      bool quiet, struct app_metrics **out)
 {
 	(void)spec;
+	(void)host;
 	(void)quiet;
 	*out = NULL;
 	fprintf(stderr,

@@ -559,13 +559,18 @@ const struct cli_opt cli_opts[] = {
 	  .help = "one JSON document: checks (name, status, value, fix) and "
 		  "summary counts" },
 	{ .name = "metrics", .arg = "ADDR:PORT",
-	  .cmds = CLI_BENCH | CLI_SEND | CLI_RECV, .group = G_OUTPUT,
+	  .cmds = CLI_BENCH | CLI_SEND | CLI_CP | CLI_RECV, .group = G_OUTPUT,
 	  STR(metrics_at),
 	  .help = "serve Prometheus metrics over HTTP at "
 		  "http://ADDR:PORT/metrics while it runs (:PORT: every "
 		  "address; port 0: any free one, printed): bytes, chunks, "
-		  "sessions, errors, CPU, and the host's TCP retransmits, "
-		  "context switches and NIC drops; see docs/metrics.md" },
+		  "goodput, sessions, errors, files, CPU; see docs/metrics.md" },
+	{ .name = "metrics-host", .cmds = CLI_BENCH | CLI_SEND | CLI_CP | CLI_RECV,
+	  .group = G_OUTPUT, FLAG(metrics_host),
+	  .help = "with --metrics, the host's own series too: TCP segments "
+		  "sent and retransmitted, context switches, NIC drops (off by "
+		  "default: node_exporter owns them, and several ferry "
+		  "processes on a host would count them twice)" },
 	{ .name = "marker", .arg = "SEC", .cmds = CLI_CP, .group = G_OUTPUT,
 	  .set = set_marker,
 	  .help = "pull, third-party: seconds between performance markers "

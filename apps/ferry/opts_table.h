@@ -56,6 +56,7 @@ struct cli_args {
 				      --help, 2 after a bad value */
 	struct cli_common c;       /* ferry_opts, key, --json, -q, -v */
 	const char *metrics_at;    /* --metrics ADDR:PORT */
+	bool metrics_host;         /* --metrics-host */
 	unsigned marks;            /* CLI_M_* of the options given */
 	/* bench */
 	struct ferry_bench_spec bench;
