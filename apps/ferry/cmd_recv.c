@@ -60,13 +60,20 @@ static int serve(struct session_job *j)
 		 j->peer);
 	err = ferry_server_session(j->srv, j->fd, rep, why, sizeof(why));
 	pthread_mutex_lock(&out_lock);
-	if (j->json && rep->chunks)
-		out_report(stdout, prefix, rep, true);
-	else if (!err && rep->requests && !rep->chunks && !rep->files_total)
+	bool data = rep->chunks || rep->files_total;
+	/* --json: a line per session that moved data or failed (a daemon's
+	 * requests, stat and list, are not sessions of their own) */
+	if (j->json) {
+		if (data || err)
+			out_json_line(stdout, rep,
+				      !err ? NULL : why[0] ? why :
+				      ferry_strerror(err));
+	} else if (!err && rep->requests && !data) {
 		fprintf(stdout, "%skey %s: %llu request(s) served\n", prefix,
 			rep->client, (unsigned long long)rep->requests);
-	else if (!err)
+	} else if (!err) {
 		out_report(stdout, prefix, rep, false);
+	}
 	if (err)
 		fprintf(stderr, "ferry %s: %ssession failed: %s\n", cmd, prefix,
 			why[0] ? why : ferry_strerror(err));

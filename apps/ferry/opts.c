@@ -58,26 +58,31 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv,
 	      struct cli_args *a)
 {
 	const struct cli_opt *row[MAX_ROWS], *o;
-	struct option lo[MAX_ROWS + 1];
+	struct option lo[2 * MAX_ROWS + 1];
 	char so[2 * MAX_ROWS + 1];
-	size_t n = rows_of(cmd, row), ns = 0;
+	size_t n = rows_of(cmd, row), ns = 0, nl = 0;
 	int opt;
 
 	cli_args_init(a, argv[0]);
 
 	for (size_t i = 0; i < n; i++) {
 		o = row[i];
-		lo[i] = (struct option){ o->name,
-					 o->arg ? required_argument : no_argument,
-					 NULL,
-					 o->letter ? o->letter : FIRST_VAL + (int)i };
+		struct option l = { o->name,
+				    o->arg ? required_argument : no_argument,
+				    NULL,
+				    o->letter ? o->letter : FIRST_VAL + (int)i };
+		lo[nl++] = l;
+		if (o->alias) {
+			l.name = o->alias;
+			lo[nl++] = l;
+		}
 		if (o->letter) {
 			so[ns++] = o->letter;
 			if (o->arg)
 				so[ns++] = ':';
 		}
 	}
-	lo[n] = (struct option){ 0 };
+	lo[nl] = (struct option){ 0 };
 	so[ns] = '\0';
 	while ((opt = cli_getopt(a->cmd, argc, argv, so, lo)) != -1) {
 		o = NULL;
@@ -175,7 +180,14 @@ static void print_opt(FILE *f, const struct cli_opt *o)
 		col = 0;
 	}
 	fprintf(f, "%*s", TEXT_COL - col, "");
-	wrap(f, with_xports(o->help, buf, sizeof(buf)), TEXT_COL);
+	if (o->alias) {
+		char text[640];
+		snprintf(text, sizeof(text), "%s; --%s is the same",
+			 with_xports(o->help, buf, sizeof(buf)), o->alias);
+		wrap(f, text, TEXT_COL);
+	} else {
+		wrap(f, with_xports(o->help, buf, sizeof(buf)), TEXT_COL);
+	}
 }
 
 void cli_help(const struct cli_cmd *cmd, const char *as, FILE *f)
@@ -201,6 +213,13 @@ void cli_help(const struct cli_cmd *cmd, const char *as, FILE *f)
 				print_opt(f, row[i]);
 		if (sec->note)
 			fputs(sec->note, f);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (row[i]->arg && !strcmp(row[i]->arg, "SIZE")) {
+			fputs("\nA SIZE is bytes, or a number with K, M, G or T: binary "
+			      "units (1K = 1024\nbytes, 1M = 1048576).\n", f);
+			break;
+		}
 	}
 	if (cmd->epilogue)
 		fprintf(f, "\n%s", cmd->epilogue);

@@ -346,7 +346,7 @@ const struct cli_opt cli_opts[] = {
 	  .help = "send for SEC seconds" },
 	{ .name = "bytes", .letter = 'n', .arg = "SIZE", .cmds = CLI_BENCH,
 	  .group = G_WHAT, .mark = CLI_M_BULK, .set = set_bytes,
-	  .help = "send SIZE bytes (K, M, G, T suffixes), then stop" },
+	  .help = "send SIZE bytes, then stop" },
 
 	/* files: send and cp */
 	{ .name = "cksum", .arg = "TYPE", .cmds = CLI_SEND | CLI_CP,
@@ -354,7 +354,7 @@ const struct cli_opt cli_opts[] = {
 	  .help = "adler32 (default), crc32c or none: the whole-file checksum "
 		  "compared before publishing and printed (crc32c is always "
 		  "compared; chunks always checked)" },
-	{ .name = "force", .cmds = CLI_SEND, .group = G_FILES,
+	{ .name = "force", .letter = 'f', .cmds = CLI_SEND, .group = G_FILES,
 	  FLAG(send.force),
 	  .help = "replace existing targets (default: such a file fails, "
 		  "before any of its data moves, and the others go on; a "
@@ -432,7 +432,8 @@ const struct cli_opt cli_opts[] = {
 	  .help = "largest ring one session may ask for (default 4G)" },
 
 	/* the pipeline */
-	{ .name = "streams", .letter = 'P', .arg = "N", .cmds = SENDERS,
+	{ .name = "streams", .alias = "parallel", .letter = 'P', .arg = "N",
+	  .cmds = SENDERS,
 	  .group = G_PIPELINE, .mark = CLI_M_BULK,
 	  UINT(c.o.streams, 1, FERRY_MAX_STREAMS),
 	  .help = "parallel streams / queue pairs (default 4, max 256)" },
@@ -455,7 +456,10 @@ const struct cli_opt cli_opts[] = {
 		  "it picked and why" },
 	{ .name = "sockbuf", .arg = "SIZE", .cmds = PEERS,
 	  .group = G_PIPELINE, .set = set_sockbuf,
-	  .help = "tcp socket buffers (default: kernel autotuning)" },
+	  .help = "tcp socket buffers, both directions, per stream (default: "
+		  "the receive buffer autotuned by the kernel; the send buffer "
+		  "32M per session split over the streams, where tcp_wmem's "
+		  "maximum is smaller)" },
 	{ .name = "dpdk", .arg = "\"ARGS\"", .cmds = PEERS,
 	  .group = G_PIPELINE, .set = set_dpdk,
 	  .help = "uroce: DPDK EAL arguments (or $FERRY_DPDK), e.g. "
@@ -549,13 +553,18 @@ const struct cli_opt cli_opts[] = {
 	{ .name = "interval", .letter = 'i', .arg = "SEC", .cmds = PEERS,
 	  .group = G_OUTPUT, SECS(c.o.interval, 0, 3600),
 	  .help = "seconds between progress lines (default 1, 0 off)" },
-	{ .name = "json", .cmds = CLI_BENCH, .group = G_OUTPUT, FLAG(c.json),
+	{ .name = "json", .letter = 'J', .cmds = CLI_BENCH, .group = G_OUTPUT,
+	  FLAG(c.json),
 	  .help = "print one JSON document (start, intervals, end)" },
-	{ .name = "json", .cmds = CLI_SEND, .group = G_OUTPUT, FLAG(c.json),
+	{ .name = "json", .letter = 'J', .cmds = CLI_SEND, .group = G_OUTPUT,
+	  FLAG(c.json),
 	  .help = "one JSON document with per-file results" },
-	{ .name = "json", .cmds = CLI_RECV, .group = G_OUTPUT, FLAG(c.json),
-	  .help = "one JSON document per session on stdout" },
-	{ .name = "json", .cmds = CLI_DOCTOR, .group = G_OUTPUT, FLAG(c.json),
+	{ .name = "json", .letter = 'J', .cmds = CLI_RECV, .group = G_OUTPUT,
+	  FLAG(c.json),
+	  .help = "one JSON document per session on stdout, each on one line "
+		  "(JSON Lines)" },
+	{ .name = "json", .letter = 'J', .cmds = CLI_DOCTOR, .group = G_OUTPUT,
+	  FLAG(c.json),
 	  .help = "one JSON document: checks (name, status, value, fix) and "
 		  "summary counts" },
 	{ .name = "metrics", .arg = "ADDR:PORT",

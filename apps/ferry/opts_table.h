@@ -89,6 +89,8 @@ typedef bool cli_set_fn(struct cli_args *a, const struct cli_opt *o,
 
 struct cli_opt {
 	const char *name;   /* long name, without "--" */
+	const char *alias;  /* a second long name that means the same (the
+			       one iperf3 or xrdcp users type), or NULL */
 	char letter;        /* short letter, 0 for none */
 	const char *arg;    /* the argument's name in --help; NULL: a flag */
 	unsigned cmds;      /* CLI_* of the commands that take it */

@@ -2,6 +2,7 @@
  * file lines and doctor's table (JSON: out_json.c). */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "ferry/error.h"
@@ -73,6 +74,37 @@ void out_report(FILE *f, const char *prefix, const struct ferry_report *r,
 		ferry_report_json(r, f);
 	else
 		out_summary(f, prefix, r);
+}
+
+/* ferry_report_json_ex's extra: "error", when there is one. */
+static void error_member(FILE *f, void *arg)
+{
+	fputs(",\n  \"error\": ", f);
+	ferry_json_str(f, arg);
+}
+
+void out_json_line(FILE *f, const struct ferry_report *r, const char *error)
+{
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&doc, &len);
+
+	if (!m)
+		return;
+	ferry_report_json_ex(r, m, error ? error_member : NULL, (void *)error);
+	fclose(m);
+	/* a line break and the indent after it lie between members: a JSON
+	 * string holds none (ferry_json_str escapes them) */
+	for (size_t i = 0; doc && i < len; i++) {
+		if (doc[i] != '\n') {
+			fputc(doc[i], f);
+			continue;
+		}
+		while (i + 1 < len && doc[i + 1] == ' ')
+			i++;
+	}
+	fputc('\n', f);
+	free(doc);
 }
 
 void out_osu(FILE *f, const struct ferry_osu_result *r, bool json, bool csv)

@@ -31,6 +31,10 @@ const char *out_bytes(char *buf, size_t len, double bytes);
 void out_report(FILE *f, const char *prefix, const struct ferry_report *r,
 		bool json);
 
+/* A report as one line of JSON (JSON Lines: `ferry recv --json` writes
+ * one per session), with an "error" member when error is not NULL. */
+void out_json_line(FILE *f, const struct ferry_report *r, const char *error);
+
 /* An --osu result as JSON, CSV or the table. */
 void out_osu(FILE *f, const struct ferry_osu_result *r, bool json, bool csv);
 

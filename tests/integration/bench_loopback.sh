@@ -49,4 +49,26 @@ note "the receiver served every session"
 sleep 0.3
 [ "$(grep -c 'receiver over tcp' "$T/recv.out")" -eq 4 ] || {
 	cat "$T/recv.out"; fail "receiver summaries missing"; }
+note "recv -J: JSON Lines, one document per session, a failed one with its error"
+jport=$(free_port)
+"$FERRY" recv --key "$T/key" -p "$jport" -B 127.0.0.1 -J >"$T/recv.jsonl" 2>"$T/recv.jerr" &
+PIDS+=($!)
+wait_listen "$jport"
+"$FERRY" bench --key "$T/key" -n 8M -J 127.0.0.1:"$jport" >"$T/j1.json" || fail "bench -J"
+check_json "$T/j1.json" $((8 << 20))
+"$FERRY" bench --key "$T/key" -n 4M -q 127.0.0.1:"$jport" >/dev/null || fail "second bench"
+"$FERRY" keygen "$T/other" >/dev/null
+"$FERRY" bench --key "$T/other" -n 1M -q 127.0.0.1:"$jport" >/dev/null 2>&1 &&
+	fail "a wrong key was accepted"
+for _ in $(seq 50); do [ "$(wc -l <"$T/recv.jsonl")" -ge 3 ] && break; sleep 0.1; done
+python3 - "$T/recv.jsonl" <<'PY' || fail "recv -J is not JSON Lines of the sessions"
+import json, sys
+docs = [json.loads(ln) for ln in open(sys.argv[1])]
+assert len(docs) == 3, f"{len(docs)} lines, want 3"
+assert [d["end"]["bytes"] for d in docs[:2]] == [8 << 20, 4 << 20], docs[:2]
+assert all("error" not in d for d in docs[:2]), docs[:2]
+assert docs[2].get("error"), docs[2]
+print(f"ok: 3 JSON lines; the failed session says: {docs[2]['error']}")
+PY
+
 echo "PASS"
