@@ -39,7 +39,10 @@ static void on_signal(int sig)
 }
 
 struct cp_out {
-	bool quiet, tty;
+	bool quiet, tty, json;
+	struct out_files files; /* --json: the results, for the document */
+	int err;                /* -ENOMEM when one could not be kept */
+	uint64_t last_bytes, last_files; /* the last marker printed */
 	/* where the files land: ferry://HOST:PORT/DIR/ or /abs/dir/ */
 	char target[FERRY_ESCAPED_MAX(PATH_MAX + FERRY_URL_HOST_MAX + 16)];
 	unsigned published, skipped, failed;
@@ -57,7 +60,18 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 	else
 		co->published++;
 	co->bytes += r->status ? 0 : r->bytes_sent;
-	out_file("cp", r, co->tty && !co->quiet, co->target);
+	if (!co->json)
+		out_file("cp", r, co->tty && !co->quiet, co->target);
+	else if (out_files_add(&co->files, r))
+		co->err = -ENOMEM;
+}
+
+static void on_interval(const struct ferry_report *r,
+			const struct ferry_interval *iv, void *arg)
+{
+	struct cp_out *co = arg;
+
+	out_send_progress(r, iv, co->tty);
 }
 
 /* co->target for dst and the directory dest the files land below. */
@@ -86,8 +100,13 @@ static void on_marker(const struct ferry_marker *mk, void *arg)
 	struct cp_out *co = arg;
 	char tail[32];
 
-	if (co->quiet)
+	/* the source's last marker and its final one can say the same */
+	if (co->quiet || co->json ||
+	    (mk->bytes == co->last_bytes && mk->files_done == co->last_files &&
+	     mk->bytes))
 		return;
+	co->last_bytes = mk->bytes;
+	co->last_files = mk->files_done;
 	snprintf(tail, sizeof(tail), "%.0f s", mk->elapsed);
 	out_progress(co->tty, mk->bytes, mk->total, mk->files_done,
 		     mk->files_total, mk->rate * 8 / 1e9, tail);
@@ -296,22 +315,14 @@ static int expand_remote(const struct side *src, const struct ferry_opts *o,
 	return 0;
 }
 
+/* rep: a push's report (a pull or third-party copy fills in none) */
 static int run(const struct side *src, const struct side *dst,
-	       struct ferry_opts *o, struct ferry_copy *cp, char *why,
-	       size_t whylen)
+	       struct ferry_opts *o, struct ferry_copy *cp,
+	       struct ferry_report *rep, char *why, size_t whylen)
 {
-	struct ferry_report *rep;
-	int err;
-
-	if (!src[0].remote) {
-		rep = malloc(sizeof(*rep));
-		if (!rep)
-			return -ENOMEM;
-		err = ferry_remote_push(dst->host, dst->port, o, cp, rep, why,
-					whylen);
-		free(rep);
-		return err;
-	}
+	if (!src[0].remote)
+		return ferry_remote_push(dst->host, dst->port, o, cp, rep, why,
+					 whylen);
 	if (!dst->remote)
 		return ferry_remote_pull(src[0].host, src[0].port, o, cp, why,
 					 whylen);
@@ -345,18 +356,23 @@ static int copy(const struct side *src, const struct side *dst,
 		struct cli_common *c, struct ferry_copy *cp)
 {
 	struct cp_out *co = cp->arg;
+	struct ferry_report *rep = calloc(1, sizeof(*rep));
 	struct timespec t0, t1;
 	char why[1024] = "";
 	int err;
 
+	if (!rep) {
+		fprintf(stderr, "ferry cp: out of memory\n");
+		return 1;
+	}
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	c->o.cancel = &cancelled;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	err = run(src, dst, &c->o, cp, why, sizeof(why));
+	err = run(src, dst, &c->o, cp, rep, why, sizeof(why));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (co->tty && !c->quiet)
+	if (co->tty && !c->quiet && !c->json)
 		fputs("\r\033[K", stdout);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) +
 		      (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -368,12 +384,30 @@ static int copy(const struct side *src, const struct side *dst,
 		co->failed += (unsigned)cp->n - total;
 		total = (unsigned)cp->n;
 	}
-	out_files_total(stdout, co->published, total, co->skipped, co->failed,
-			co->bytes, secs);
+	if (c->json) {
+		/* a pull or third-party copy: this host's view of it */
+		if (src[0].remote) {
+			snprintf(rep->role, sizeof(rep->role), "%s",
+				 dst->remote ? "client" : "receiver");
+			rep->bytes = co->bytes;
+			rep->seconds = secs;
+		}
+		rep->files_total = total;
+		rep->files_done = co->published;
+		rep->files_skipped = co->skipped;
+		rep->files_failed = co->failed;
+		out_send_json(stdout, rep, &co->files);
+	} else {
+		out_files_total(stdout, co->published, total, co->skipped,
+				co->failed, co->bytes, secs);
+	}
 	/* a file's failure was printed as it happened; say the rest */
-	if (err && !said)
+	if (err && (!said || c->json))
 		fprintf(stderr, "ferry cp: %s\n", why[0] ? why : ferry_strerror(err));
-	return err ? 1 : 0;
+	if (co->err)
+		fprintf(stderr, "ferry cp: out of memory: the JSON lacks files\n");
+	free(rep);
+	return err || co->err ? 1 : 0;
 }
 
 int cmd_cp(int argc, char **argv)
@@ -392,6 +426,8 @@ int cmd_cp(int argc, char **argv)
 		return a.exit;
 	struct ferry_copy cp = { .cksum = a.send.cksum,
 				  .force = a.send.force,
+				  .skip_existing = a.send.skip_existing,
+				  .follow_symlinks = a.send.follow_symlinks,
 				  .marker_ms = a.marker_ms,
 				  .on_file = on_file,
 				  .on_marker = on_marker,
@@ -414,9 +450,10 @@ int cmd_cp(int argc, char **argv)
 	/* the library's placement and memory notes only with -v */
 	cli_logger("cp", !a.c.verbose, a.c.verbose);
 	co.quiet = a.c.quiet;
-	if (!a.c.quiet && !src[0].remote) {
-		a.c.o.on_interval = out_interval;
-		a.c.o.arg = stdout;
+	co.json = a.c.json;
+	if (!a.c.quiet && !a.c.json && !src[0].remote) {
+		a.c.o.on_interval = on_interval;
+		a.c.o.arg = &co;
 	}
 	ret = 1;
 	if (plan(src, n, &dst, &a.c.o, &cp, srcs, names, dest, sizeof(dest)) ||
@@ -435,6 +472,7 @@ int cmd_cp(int argc, char **argv)
 	app_metrics_stop(metrics);
 out:
 	expand_free(&x);
+	out_files_free(&co.files);
 	for (size_t k = 0; names && k < n; k++)
 		free(names[k]);
 	free(names);

@@ -36,19 +36,8 @@ static void on_interval(const struct ferry_report *r,
 			const struct ferry_interval *iv, void *arg)
 {
 	struct send_out *so = arg;
-	double rate = ferry_gbps(iv->bytes, iv->end - iv->start);
-	uint64_t done = 0;
-	char eta[32] = "ETA ?";
 
-	for (unsigned i = 0; i < r->n_iv; i++)
-		done += r->iv[i].bytes;
-	if (rate > 0)
-		snprintf(eta, sizeof(eta), "ETA %.0f s",
-			 (r->bytes_total > done ? (double)(r->bytes_total - done) :
-						  0) * 8 / (rate * 1e9));
-	out_progress(so->tty, done, r->bytes_total,
-		     r->files_done + r->files_skipped, r->files_total, rate,
-		     eta);
+	out_send_progress(r, iv, so->tty);
 }
 
 /* Could s be a bare IPv6 address ("fe80::1", "::ffff:1.2.3.4")? */

@@ -183,6 +183,24 @@ void out_progress(bool tty, uint64_t done, uint64_t total, uint64_t files_done,
 	fflush(stdout);
 }
 
+void out_send_progress(const struct ferry_report *r,
+		       const struct ferry_interval *iv, bool tty)
+{
+	double rate = ferry_gbps(iv->bytes, iv->end - iv->start);
+	uint64_t done = 0;
+	char eta[32] = "ETA ?";
+
+	for (unsigned i = 0; i < r->n_iv; i++)
+		done += r->iv[i].bytes;
+	if (rate > 0)
+		snprintf(eta, sizeof(eta), "ETA %.0f s",
+			 (r->bytes_total > done ? (double)(r->bytes_total - done) :
+						  0) * 8 / (rate * 1e9));
+	out_progress(tty, done, r->bytes_total,
+		     r->files_done + r->files_skipped, r->files_total, rate,
+		     eta);
+}
+
 void out_files_total(FILE *f, uint64_t published, uint64_t total,
 		     uint64_t skipped, uint64_t failed, uint64_t bytes,
 		     double seconds)

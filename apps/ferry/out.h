@@ -55,6 +55,11 @@ void out_file(const char *cmd, const struct ferry_file_result *r, bool tty,
 void out_progress(bool tty, uint64_t done, uint64_t total, uint64_t files_done,
 		  uint64_t files_total, double gbps, const char *tail);
 
+/* A sender's progress line after interval iv of r: out_progress with
+ * the files and bytes done so far, and an ETA from iv's rate. */
+void out_send_progress(const struct ferry_report *r,
+		       const struct ferry_interval *iv, bool tty);
+
 /* "P of T files published, S skipped, F failed; SIZE in SEC s, R Gb/s" */
 void out_files_total(FILE *f, uint64_t published, uint64_t total,
 		     uint64_t skipped, uint64_t failed, uint64_t bytes,

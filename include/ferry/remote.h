@@ -122,6 +122,8 @@ struct ferry_copy {
 				  directory */
 	enum ferry_cksum cksum;
 	bool force;            /* replace existing targets */
+	bool skip_existing;    /* skip targets of the same size and checksum */
+	bool follow_symlinks;  /* push: send what symlinks point to */
 	unsigned marker_ms;    /* pull, tpc: between markers; 0: 2000 */
 	ferry_file_fn on_file; /* each file's result */
 	ferry_marker_fn on_marker;

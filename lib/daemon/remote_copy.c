@@ -35,6 +35,8 @@ int ferry_remote_push(const char *host, const char *port,
 		.dest = cp->dest,
 		.cksum = cp->cksum,
 		.force = cp->force,
+		.skip_existing = cp->skip_existing,
+		.follow_symlinks = cp->follow_symlinks,
 		.files = FERRY_DEFAULT_FILES,
 		.on_file = cp->on_file,
 		.arg = cp->arg,
@@ -179,7 +181,8 @@ static int push_spec(struct ferry_push_spec *ps, struct ferry_remote *src,
 	snprintf(ps->dest, sizeof(ps->dest), "%s", cp->dest);
 	ps->cksum = cp->cksum;
 	ps->streams = o->streams;
-	ps->flags = cp->force ? FERRY_FILES_FORCE : 0;
+	ps->flags = (cp->force ? FERRY_FILES_FORCE : 0) |
+		    (cp->skip_existing ? FERRY_FILES_SKIP_EXISTING : 0);
 	ps->marker_ms = cp->marker_ms;
 	ps->n = (uint32_t)cp->n;
 	ps->items = calloc(cp->n + 1, sizeof(*ps->items));

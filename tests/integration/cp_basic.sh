@@ -82,6 +82,32 @@ cmp $T/local/other $T/a/one.dat || fail "one.dat not replaced by -f"
 cp_ -f $A/in/f2 $B/copy/f1 || fail "third-party -f"
 cmp $T/local/f2 $T/b/copy/f1 || fail "copy/f1 not replaced by -f"
 
+note "--skip-existing: push, pull and third-party copy of identical files skip them; -J says so"
+n=$(find $T/local/tree -type f | wc -l)
+cp_ --skip-existing $T/local/tree $A/ >$T/skip1.out || fail "push --skip-existing"
+grep -q "0 of $n files published, $n skipped, 0 failed" $T/skip1.out ||
+	fail "push --skip-existing: $(tail -n 1 $T/skip1.out)"
+cp_ --skip-existing -J $A/in/f1 $A/in/f2 $T/out/ >$T/skip2.json || fail "pull --skip-existing -J"
+cp_ --skip-existing -J $A/in/f2 $B/copy/ >$T/skip3.json || fail "third-party --skip-existing -J"
+python3 - $T/skip2.json $T/skip3.json <<'PY' || fail "cp -J: not a report of skipped files"
+import json, sys
+for path, n in zip(sys.argv[1:], (2, 1)):
+    d = json.load(open(path))
+    files = d["files"]
+    assert len(files) == n and all(f["ok"] and f["skipped"] for f in files), files
+    assert d["end"]["files"]["skipped"] == n, d["end"]["files"]
+print("ok: cp -J reports every identical file skipped")
+PY
+
+note "-L: a pushed symlink is skipped with a warning, or followed"
+ln -s ../f2 $T/local/tree/link
+timeout 60 $FERRY cp $T/local/tree $A/nolink/ >$T/l1.out 2>$T/l1.err || fail "push with a symlink"
+grep -q "symbolic link" $T/l1.err || fail "the skipped symlink was not named: $(cat $T/l1.err)"
+[ ! -e $T/a/nolink/tree/link ] || fail "a symlink was pushed without -L"
+cp_ -L $T/local/tree $A/withlink/ || fail "push -L"
+cmp $T/local/f2 $T/a/withlink/tree/link || fail "push -L did not send what the link points to"
+rm $T/local/tree/link
+
 note "refusals"
 expect_fail 1 "No such file" cp_ $A/nope $T/out/
 expect_fail 1 "No such file" cp_ $A/nope $B/
