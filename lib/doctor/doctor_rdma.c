@@ -1,9 +1,12 @@
 /* RDMA devices: ports up, GIDs (RoCE v2 for Ethernet), and the RoCE MTU
  * that follows the netdev's MTU. */
 #include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "doctor_int.h"
 
@@ -254,17 +257,55 @@ static void device(struct ferry__doctor *d, const char *dev)
 	}
 }
 
+/* The first checked netdev whose driver can do RDMA, whose RDMA half
+ * (mlx5_ib for mlx5_core, ...) is then missing; its driver in drv. The
+ * netdev drivers of the kernel's RDMA providers (drivers/infiniband/hw). */
+static const char *rdma_capable_nic(const struct ferry__doctor *d, char *drv,
+				    size_t len)
+{
+	static const char *const capable[] = {
+		"mlx5_core", "mlx4_en", "bnxt_en", "ice", "i40e", "qede",
+		"hns3", "be2net", "ionic",
+	};
+	char path[PATH_MAX + 64], link[PATH_MAX];
+
+	for (size_t i = 0; i < d->nnics; i++) {
+		snprintf(path, sizeof(path), "%s/sys/class/net/%s/device/driver",
+			 d->root, d->nics[i]);
+		ssize_t n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		const char *base = strrchr(link, '/');
+		base = base ? base + 1 : link;
+		for (size_t k = 0; k < sizeof(capable) / sizeof(capable[0]); k++)
+			if (!strcmp(base, capable[k])) {
+				snprintf(drv, len, "%s", capable[k]);
+				return d->nics[i];
+			}
+	}
+	return NULL;
+}
+
 /* No RDMA device: which transports do without one, and what the others
- * (and those that need nothing) ask for. */
+ * (and those that need nothing) ask for. A WARN only where a NIC could
+ * do RDMA and its RDMA driver is missing; otherwise it is how this host
+ * is, and tcp (or uroce) the path meant. */
 static void no_device(struct ferry__doctor *d)
 {
-	struct ferry_check *c = ferry__doctor_add(d, FERRY_CHECK_WARN, "rdma");
+	char drv[64];
+	const char *nic = rdma_capable_nic(d, drv, sizeof(drv));
+	struct ferry_check *c = ferry__doctor_add(
+		d, nic ? FERRY_CHECK_WARN : FERRY_CHECK_INFO, "rdma");
 	char other[96], rdma[96], plain[96], fix[sizeof(c->fix)] = "";
 	size_t n;
 
 	ferry__doctor_xports(other, sizeof(other), FERRY_XPORT_NEEDS_RDMA, 0,
 			     FERRY__DX_RUNS_ON);
-	if (d->netdev && d->any_ib)
+	if (nic)
+		ferry__doctor_value(c, "no RDMA device, though %s's driver %s has one: ferry will use %s",
+				    nic, drv, other);
+	else if (d->netdev && d->any_ib)
 		ferry__doctor_value(c, "no RDMA device on %s: ferry will use %s",
 				    d->netdev, other);
 	else

@@ -81,11 +81,14 @@ def pci(root, dev, numa, cur=None, mx=None, msi=(), slot=None):
     return d
 
 
-def netdev(root, name, devpath, mtu, oper, speed):
+def netdev(root, name, devpath, mtu, oper, speed, driver=None):
     c = f"sys/class/net/{name}"
     if devpath:
         ln(root, f"{c}/device", f"../../../devices/{devpath}")
         mkdir(root, f"sys/devices/{devpath}/net/{name}")
+    if driver:
+        ln(root, f"sys/devices/{devpath}/driver",
+           "../" * (devpath.count("/") + 2) + f"bus/pci/drivers/{driver}")
     w(root, f"{c}/mtu", mtu)
     w(root, f"{c}/operstate", oper)
     if speed is not None:
@@ -157,8 +160,8 @@ def good(root):
     pci(root, PF0, 1, ("16.0 GT/s PCIe", 16), ("16.0 GT/s PCIe", 16),
         msi=(100, 101, 102))
     pci(root, ONBOARD, 0, ("2.5 GT/s PCIe", 1), ("2.5 GT/s PCIe", 1))
-    netdev(root, "ens1f0np0", PF0, 9000, "up", 100000)
-    netdev(root, "eno1", ONBOARD, 9000, "up", 1000)
+    netdev(root, "ens1f0np0", PF0, 9000, "up", 100000, "mlx5_core")
+    netdev(root, "eno1", ONBOARD, 9000, "up", 1000, "igb")
     netdev(root, "lo", None, 65536, "unknown", None)
     netdev(root, "veth0", None, 1500, "up", 10000)
     ibdev(root, "mlx5_0", PF0, {1: dict(
@@ -201,9 +204,9 @@ def bad(root):
         msi=(200, 201, 202))
     pci(root, ONBOARD, 0, ("2.5 GT/s PCIe", 1), ("2.5 GT/s PCIe", 1))
     pci(root, IB, 1, ("16.0 GT/s PCIe", 16), ("16.0 GT/s PCIe", 16))
-    netdev(root, "ens1f0np0", PF0, 1500, "down", -1)
-    netdev(root, "ens1f1np1", PF1, 1500, "up", 100000)
-    netdev(root, "eno1", ONBOARD, 1500, "up", 1000)
+    netdev(root, "ens1f0np0", PF0, 1500, "down", -1, "mlx5_core")
+    netdev(root, "ens1f1np1", PF1, 1500, "up", 100000, "mlx5_core")
+    netdev(root, "eno1", ONBOARD, 1500, "up", 1000, "igb")
     netdev(root, "lo", None, 65536, "unknown", None)
     ibdev(root, "mlx5_0", PF0, {1: dict(
         state="1: DOWN", phys="3: Disabled", ll="Ethernet",
@@ -238,7 +241,7 @@ def vm(root):
     virtio = "pci0000:00/0000:00:03.0/virtio2"
     pci(root, "pci0000:00/0000:00:03.0", -1, msi=(37, 38, 39))
     mkdir(root, f"sys/devices/{virtio}")
-    netdev(root, "eth0", virtio, 1500, "up", -1)
+    netdev(root, "eth0", virtio, 1500, "up", -1, "virtio_net")
     netdev(root, "lo", None, 65536, "unknown", None)
     hugepages(root, [(2048, 128, 100)])
     w(root, "proc/self/limits", limits("65536"))
@@ -253,7 +256,11 @@ def vm(root):
 
 
 def capable(root):
-    """Only proc/self: a low memlock limit that CAP_IPC_LOCK lifts."""
+    """Only proc/self (a low memlock limit that CAP_IPC_LOCK lifts) and a
+    ConnectX netdev whose RDMA driver is not loaded."""
+    cx = "pci0000:80/0000:81:00.0"
+    mkdir(root, f"sys/devices/{cx}")
+    netdev(root, "ens5np0", cx, 9000, "up", 100000, "mlx5_core")
     w(root, "proc/self/limits", limits("8388608"))
     w(root, "proc/self/status", status("000001ffffffffff"))
 
