@@ -47,7 +47,8 @@ static int run_bulk(const char *host, const char *port, struct cli_args *a,
 		return -ENOMEM;
 	err = ferry_bench(host, port, &a->c.o, &a->bench, rep, why, whylen);
 	if (a->c.json || !err)
-		out_report(stdout, "", rep, a->c.json);
+		out_report(stdout, "", rep, a->c.json,
+			   !err ? NULL : why[0] ? why : ferry_strerror(err));
 	free(rep);
 	return err;
 }

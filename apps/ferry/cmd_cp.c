@@ -396,7 +396,8 @@ static int copy(const struct side *src, const struct side *dst,
 		rep->files_done = co->published;
 		rep->files_skipped = co->skipped;
 		rep->files_failed = co->failed;
-		out_send_json(stdout, rep, &co->files);
+		out_send_json(stdout, rep, &co->files,
+			      !err ? NULL : why[0] ? why : ferry_strerror(err));
 	} else {
 		out_files_total(stdout, co->published, total, co->skipped,
 				co->failed, co->bytes, secs);

@@ -72,7 +72,7 @@ static int serve(struct session_job *j)
 		fprintf(stdout, "%skey %s: %llu request(s) served\n", prefix,
 			rep->client, (unsigned long long)rep->requests);
 	} else if (!err) {
-		out_report(stdout, prefix, rep, false);
+		out_report(stdout, prefix, rep, false, NULL);
 	}
 	if (err)
 		fprintf(stderr, "ferry %s: %ssession failed: %s\n", cmd, prefix,

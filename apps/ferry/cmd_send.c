@@ -139,7 +139,8 @@ static int run(const char *host, const char *port, struct cli_args *a,
 	if (so->tty && !a->c.json && !a->c.quiet)
 		fputs("\r\033[K", stdout);
 	if (a->c.json)
-		out_send_json(stdout, rep, &so->files);
+		out_send_json(stdout, rep, &so->files,
+			      !err ? NULL : why[0] ? why : ferry_strerror(err));
 	else if (rep->files_total)
 		out_files_total(stdout, rep->files_done, rep->files_total,
 				rep->files_skipped, rep->files_failed,

@@ -67,20 +67,21 @@ void out_summary(FILE *f, const char *prefix, const struct ferry_report *r)
 	fputc('\n', f);
 }
 
-void out_report(FILE *f, const char *prefix, const struct ferry_report *r,
-		bool json)
-{
-	if (json)
-		ferry_report_json(r, f);
-	else
-		out_summary(f, prefix, r);
-}
-
 /* ferry_report_json_ex's extra: "error", when there is one. */
 static void error_member(FILE *f, void *arg)
 {
 	fputs(",\n  \"error\": ", f);
 	ferry_json_str(f, arg);
+}
+
+void out_report(FILE *f, const char *prefix, const struct ferry_report *r,
+		bool json, const char *error)
+{
+	if (json)
+		ferry_report_json_ex(r, f, error ? error_member : NULL,
+				     (void *)error);
+	else
+		out_summary(f, prefix, r);
 }
 
 void out_json_line(FILE *f, const struct ferry_report *r, const char *error)

@@ -26,10 +26,10 @@ void out_summary(FILE *f, const char *prefix, const struct ferry_report *r);
 /* "1.50 GiB" style sizes. */
 const char *out_bytes(char *buf, size_t len, double bytes);
 
-/* A bench or recv session's report: JSON (the library's document) or
- * the summary. */
+/* A bench or recv session's report: JSON (the library's document, with
+ * "error" when error is not NULL) or the summary. */
 void out_report(FILE *f, const char *prefix, const struct ferry_report *r,
-		bool json);
+		bool json, const char *error);
 
 /* A report as one line of JSON (JSON Lines: `ferry recv --json` writes
  * one per session), with an "error" member when error is not NULL. */
@@ -114,9 +114,10 @@ struct out_files {
 int out_files_add(struct out_files *fs, const struct ferry_file_result *r);
 void out_files_free(struct out_files *fs);
 
-/* send's document: the session report with "files", one per result. */
+/* send's document: the session report with "files", one per result,
+ * and "error" when error is not NULL. */
 void out_send_json(FILE *f, const struct ferry_report *r,
-		   const struct out_files *fs);
+		   const struct out_files *fs, const char *error);
 
 /* doctor's document: checks, summary counts, complete. */
 void out_checks_json(FILE *f, const struct ferry_check *c, size_t n,

@@ -184,23 +184,32 @@ static void file_json(struct out_json *j, const struct ferry_file_result *r)
 	out_json_end(j);
 }
 
-/* ferry_report_json_ex's extra: the "files" member. */
+struct send_extra {
+	const struct out_files *fs;
+	const char *error;
+};
+
+/* ferry_report_json_ex's extra: the "files" member, and "error". */
 static void files_json(FILE *f, void *arg)
 {
-	const struct out_files *fs = arg;
+	const struct send_extra *x = arg;
 	struct out_json j;
 
 	out_json_resume(&j, f, 1);
 	out_json_arr(&j, "files", false);
-	for (size_t i = 0; i < fs->n; i++)
-		file_json(&j, &fs->v[i]);
+	for (size_t i = 0; i < x->fs->n; i++)
+		file_json(&j, &x->fs->v[i]);
 	out_json_end(&j);
+	if (x->error)
+		out_json_str(&j, "error", x->error);
 }
 
 void out_send_json(FILE *f, const struct ferry_report *r,
-		   const struct out_files *fs)
+		   const struct out_files *fs, const char *error)
 {
-	ferry_report_json_ex(r, f, files_json, (void *)fs);
+	struct send_extra x = { fs, error };
+
+	ferry_report_json_ex(r, f, files_json, &x);
 }
 
 void out_checks_json(FILE *f, const struct ferry_check *c, size_t n,

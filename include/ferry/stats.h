@@ -1,6 +1,6 @@
-/* Session statistics: goodput per interval and in total, chunks, credit
- * stalls, CPU time of each side, and a JSON report in the spirit of
- * iperf3 -J (start, intervals, end).
+/* Session statistics: goodput per interval and in total, per stream and
+ * summed, chunks, credit stalls, CPU time of each side, and a JSON report
+ * that is a superset of iperf3 -J's (start, intervals, end, error).
  *
  * Goodput counts payload bytes only (not chunk headers or framing), in
  * Gb/s = 1e9 bits per second.
@@ -12,10 +12,16 @@
 #include <stdio.h>
 
 #define FERRY_REPORT_MAX_IV 3600 /* intervals kept; later ones are dropped */
+/* Streams whose bytes each interval keeps (the sum covers them all). */
+#define FERRY_REPORT_IV_STREAMS 32
+/* Streams whose totals the report keeps: FERRY_MAX_STREAMS. */
+#define FERRY_REPORT_STREAMS 256
 
 struct ferry_interval {
 	double start, end; /* seconds since the data phase began */
 	uint64_t bytes, chunks, stalls;
+	uint64_t stream_bytes[FERRY_REPORT_IV_STREAMS]; /* of the first
+					     FERRY_REPORT_IV_STREAMS streams */
 };
 
 struct ferry_report {
@@ -29,6 +35,11 @@ struct ferry_report {
 	char poll[8];        /* "busy" or "event": how completions are awaited */
 	unsigned streams, slots, depth;
 	uint64_t chunk_size;
+	/* what was asked: seconds (0: not time-bounded) or bytes (0: not
+	 * size-bounded); when it began, seconds since the epoch (UTC) */
+	double test_seconds;
+	uint64_t test_bytes;
+	int64_t start_time;
 	/* memory */
 	char page_kind[8];
 	uint64_t pool_bytes;
@@ -37,6 +48,7 @@ struct ferry_report {
 	/* totals */
 	double seconds;
 	uint64_t bytes, chunks, stalls, crc_errors;
+	uint64_t stream_bytes[FERRY_REPORT_STREAMS]; /* per stream, this side */
 	double cpu_user, cpu_sys;           /* this side, seconds */
 	double peer_cpu_user, peer_cpu_sys; /* other side; < 0 unknown */
 	uint64_t peer_bytes;                /* what the other side counted */
@@ -62,7 +74,12 @@ double ferry_cpu_per_gb(double cpu_seconds, uint64_t bytes);
 void ferry_report_add_interval(struct ferry_report *r,
 			       const struct ferry_interval *iv);
 
-/* Write the report as one JSON document to out. Returns 0 or -errno. */
+/* Write the report as one JSON document to out, iperf3 -J's members
+ * beside ferry's own: start (version, timestamp, connecting_to or
+ * accepted_connection, test_start), intervals[] (streams[] and sum, each
+ * with start, end, seconds, bytes, bits_per_second), end (streams[] with
+ * sender and receiver, sum_sent, sum_received, cpu_utilization_percent).
+ * Returns 0 or -errno. */
 int ferry_report_json(const struct ferry_report *r, FILE *out);
 
 /* Write str to out as a JSON string, quotes included: quotes,

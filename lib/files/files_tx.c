@@ -602,7 +602,7 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	so.slots = ring_slots(&so, t.m.total_bytes);
 	o = &so;
 	rep->files_total = t.m.n_files;
-	rep->bytes_total = t.m.total_bytes;
+	rep->bytes_total = rep->test_bytes = t.m.total_bytes;
 	h.wake_fd = t.q.efd;
 	err = ferry__client_open(host, port, o, &fd, &xa, rep, why, whylen);
 	if (err)

@@ -319,6 +319,8 @@ int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 	memset(rep, 0, sizeof(*rep));
 	rep->peer_cpu_user = rep->peer_cpu_sys = -1;
 	rep->numa_node = -1;
+	rep->test_bytes = spec->bytes;
+	rep->test_seconds = spec->bytes ? 0 : spec->seconds;
 	if (spec->seconds <= 0 && spec->bytes == 0) {
 		ferry__why(why, whylen, "give a duration or a byte count");
 		return -EINVAL;

@@ -4,10 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "metrics/metrics.h"
 #include "pipe/pipe.h"
 #include "util/util.h"
+
+_Static_assert(FERRY_REPORT_STREAMS == FERRY_MAX_STREAMS,
+	       "a report keeps every stream's bytes");
 
 int ferry__pipe_geometry(struct ferry__pipe *p, unsigned streams,
 			 uint64_t chunk, unsigned slots, char *why,
@@ -211,6 +215,12 @@ void ferry__pipe_tick(struct ferry__pipe *p, const struct ferry_opts *o,
 	iv.bytes = b - p->last_bytes;
 	iv.chunks = c - p->last_chunks;
 	iv.stalls = s - p->last_stalls;
+	for (unsigned i = 0; i < FERRY_REPORT_IV_STREAMS; i++) {
+		uint64_t sb = p->st && i < p->streams ?
+				      atomic_load(&p->st[i].bytes) : 0;
+		iv.stream_bytes[i] = sb - p->last_sbytes[i];
+		p->last_sbytes[i] = sb;
+	}
 	p->last_ns = now;
 	p->last_bytes = b;
 	p->last_chunks = c;
@@ -261,10 +271,17 @@ void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep)
 			 ferry_page_kind_name(ferry_pool_page_kind(p->pool)));
 		rep->pool_bytes = ferry_pool_size(p->pool);
 	}
-	if (p->start_ns)
+	if (p->start_ns) {
 		rep->seconds = (double)(end - p->start_ns) / 1e9;
+		rep->start_time = (int64_t)time(NULL) -
+				  (int64_t)((ferry__now_ns() - p->start_ns) /
+					    1000000000ull);
+	}
 	ferry__pipe_totals(p, &rep->bytes, &rep->chunks, &rep->stalls,
 			   &rep->crc_errors);
+	for (unsigned i = 0; p->st && i < p->streams &&
+			     i < FERRY_REPORT_STREAMS; i++)
+		rep->stream_bytes[i] = atomic_load(&p->st[i].bytes);
 	ferry__thread_cpu(&u, &s);
 	rep->cpu_user = u - p->ctl_u0;
 	rep->cpu_sys = s - p->ctl_s0;

@@ -18,6 +18,7 @@
 #include "ferry/chunk.h"
 #include "ferry/mem.h"
 #include "ferry/session.h"
+#include "ferry/stats.h"
 #include "ferry/topo.h"
 #include "ferry/xport.h"
 
@@ -96,6 +97,7 @@ struct ferry__pipe {
 	struct ferry__stream *st;
 	/* interval sampling */
 	uint64_t last_ns, last_bytes, last_chunks, last_stalls;
+	uint64_t last_sbytes[FERRY_REPORT_IV_STREAMS]; /* per stream */
 	double ctl_u0, ctl_s0; /* control thread CPU when the session began */
 	double proc_u0, proc_s0; /* the process's, likewise */
 };

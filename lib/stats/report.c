@@ -1,10 +1,14 @@
 /* Report arithmetic and the JSON writer. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ferry/stats.h"
 #include "util/util.h"
+#include "util/version.h"
 
 double ferry_gbps(uint64_t bytes, double seconds)
 {
@@ -59,12 +63,107 @@ int ferry_report_json(const struct ferry_report *r, FILE *out)
 	return ferry_report_json_ex(r, out, NULL, NULL);
 }
 
-int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
-			 void (*extra)(FILE *out, void *arg), void *arg)
+/* "host:port" (or "[v6]:port") into host and port; port 0 if none. */
+static void split_peer(const char *peer, char *host, size_t len,
+		       unsigned *port)
 {
-	double cpu = r->cpu_user + r->cpu_sys;
+	const char *colon = strrchr(peer, ':');
+	size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
 
-	fputs("{\n  \"start\": {\"role\": ", out);
+	*port = colon ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
+	if (n >= 2 && peer[0] == '[' && peer[n - 1] == ']') {
+		peer++;
+		n -= 2;
+	}
+	snprintf(host, len, "%.*s", (int)n, peer);
+}
+
+/* iperf3's interval and summary object: {"socket"?, start, end, seconds,
+ * bytes, bits_per_second, omitted?, sender}, opened (not closed). */
+static void span(FILE *out, int socket, double start, double end,
+		 uint64_t bytes, bool interval, bool sender)
+{
+	fputc('{', out);
+	if (socket > 0)
+		fprintf(out, "\"socket\": %d, ", socket);
+	fputs("\"start\": ", out);
+	jnum(out, start);
+	fputs(", \"end\": ", out);
+	jnum(out, end);
+	fputs(", \"seconds\": ", out);
+	jnum(out, end - start);
+	fprintf(out, ", \"bytes\": %llu, \"bits_per_second\": ",
+		(unsigned long long)bytes);
+	jnum(out, end > start ? (double)bytes * 8 / (end - start) : 0);
+	if (interval)
+		fputs(", \"omitted\": false", out);
+	fprintf(out, ", \"sender\": %s", sender ? "true" : "false");
+}
+
+/* iperf3's cpu_utilization_percent: CPU seconds over wall seconds. */
+static void cpu_percent(FILE *out, const struct ferry_report *r)
+{
+	double w = r->seconds > 0 ? r->seconds : 0;
+	bool peer = r->peer_cpu_user >= 0 && r->peer_cpu_sys >= 0;
+
+#define PCT(x) jnum(out, w > 0 ? (x) * 100 / w : 0)
+	fputs("\"cpu_utilization_percent\": {\"host_total\": ", out);
+	PCT(r->cpu_user + r->cpu_sys);
+	fputs(", \"host_user\": ", out);
+	PCT(r->cpu_user);
+	fputs(", \"host_system\": ", out);
+	PCT(r->cpu_sys);
+	fputs(", \"remote_total\": ", out);
+	if (peer)
+		PCT(r->peer_cpu_user + r->peer_cpu_sys);
+	else
+		fputs("null", out);
+	fputs(", \"remote_user\": ", out);
+	if (peer)
+		PCT(r->peer_cpu_user);
+	else
+		fputs("null", out);
+	fputs(", \"remote_system\": ", out);
+	if (peer)
+		PCT(r->peer_cpu_sys);
+	else
+		fputs("null", out);
+#undef PCT
+	fputc('}', out);
+}
+
+static void start_json(const struct ferry_report *r, FILE *out)
+{
+	bool sender = r->role[0] == 's';
+	char host[80], when[64];
+	unsigned port;
+	time_t t = (time_t)r->start_time;
+	struct tm tm;
+
+	split_peer(r->peer, host, sizeof(host), &port);
+	if (!gmtime_r(&t, &tm))
+		memset(&tm, 0, sizeof(tm));
+	strftime(when, sizeof(when), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	fputs("{\n    \"version\": \"ferry " FERRY_VERSION "\",\n", out);
+	fprintf(out, "    \"timestamp\": {\"time\": \"%s\", \"timesecs\": %lld},\n",
+		when, (long long)r->start_time);
+	fprintf(out, "    \"%s\": {\"host\": ",
+		sender ? "connecting_to" : "accepted_connection");
+	ferry_json_str(out, host);
+	fprintf(out, ", \"port\": %u},\n    \"connected\": [", port);
+	for (unsigned i = 0; i < r->streams; i++) {
+		fprintf(out, "%s{\"socket\": %u, \"remote_host\": ",
+			i ? ", " : "", i + 1);
+		ferry_json_str(out, host);
+		fputc('}', out);
+	}
+	fprintf(out, "],\n    \"test_start\": {\"protocol\": \"%s\", \"num_streams\": %u, \"blksize\": %llu, \"omit\": 0, \"duration\": ",
+		strcmp(r->transport, "tcp") ? "RoCEv2" : "TCP", r->streams,
+		(unsigned long long)r->chunk_size);
+	jnum(out, r->test_seconds);
+	fprintf(out, ", \"bytes\": %llu, \"blocks\": 0, \"reverse\": %d, \"tos\": 0},\n",
+		(unsigned long long)r->test_bytes, sender ? 0 : 1);
+	fputs("    \"role\": ", out);
 	ferry_json_str(out, r->role);
 	fputs(", \"transport\": ", out);
 	ferry_json_str(out, r->transport);
@@ -85,10 +184,27 @@ int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
 	fprintf(out, ", \"pool_bytes\": %llu, \"numa_node\": %d, \"placement\": ",
 		(unsigned long long)r->pool_bytes, r->numa_node);
 	ferry_json_str(out, r->placement);
-	fputs("}},\n  \"intervals\": [", out);
+	fputs("}}", out);
+}
+
+static void intervals_json(const struct ferry_report *r, FILE *out)
+{
+	bool sender = r->role[0] == 's';
+	unsigned ns = r->streams < FERRY_REPORT_IV_STREAMS ?
+			      r->streams : FERRY_REPORT_IV_STREAMS;
+
 	for (unsigned i = 0; i < r->n_iv; i++) {
 		const struct ferry_interval *iv = &r->iv[i];
-		fprintf(out, "%s\n    {\"start\": ", i ? "," : "");
+		fprintf(out, "%s\n    {\"streams\": [", i ? "," : "");
+		for (unsigned k = 0; k < ns; k++) {
+			fputs(k ? ",\n      " : "\n      ", out);
+			span(out, (int)k + 1, iv->start, iv->end,
+			     iv->stream_bytes[k], true, sender);
+			fputc('}', out);
+		}
+		fputs("],\n     \"sum\": ", out);
+		span(out, 0, iv->start, iv->end, iv->bytes, true, sender);
+		fputs("},\n     \"start\": ", out);
 		jnum(out, iv->start);
 		fputs(", \"end\": ", out);
 		jnum(out, iv->end);
@@ -99,7 +215,57 @@ int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
 		jnum(out, ferry_gbps(iv->bytes, iv->end - iv->start));
 		fputc('}', out);
 	}
-	fprintf(out, "\n  ],\n  \"end\": {\"seconds\": ");
+}
+
+/* end.streams, sum_sent, sum_received: this side's counts, and the
+ * peer's where it reported them (a receiver that verified every byte a
+ * stream sent received what that stream sent). */
+static void end_iperf(const struct ferry_report *r, FILE *out)
+{
+	bool sender = r->role[0] == 's';
+	uint64_t sent = sender ? r->bytes : r->peer_bytes;
+	uint64_t got = sender ? r->peer_bytes : r->bytes;
+	bool whole = r->peer_bytes == r->bytes;
+
+	fputs("\"streams\": [", out);
+	for (unsigned k = 0; k < r->streams && k < FERRY_REPORT_STREAMS; k++) {
+		fputs(k ? ",\n      " : "\n      ", out);
+		if (sender || whole) {
+			fputs("{\"sender\": ", out);
+			span(out, (int)k + 1, 0, r->seconds, r->stream_bytes[k],
+			     false, true);
+			fputc('}', out);
+		}
+		if (!sender || whole) {
+			fputs(sender || whole ? ", \"receiver\": " :
+						"{\"receiver\": ", out);
+			span(out, (int)k + 1, 0, r->seconds, r->stream_bytes[k],
+			     false, true);
+			fputc('}', out);
+		}
+		fputc('}', out);
+	}
+	fputs("],\n    \"sum_sent\": ", out);
+	span(out, 0, 0, r->seconds, sent, false, true);
+	fputs("},\n    \"sum_received\": ", out);
+	span(out, 0, 0, r->seconds, got, false, true);
+	fputs("},\n    ", out);
+	cpu_percent(out, r);
+	fputs(",\n    ", out);
+}
+
+int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
+			 void (*extra)(FILE *out, void *arg), void *arg)
+{
+	double cpu = r->cpu_user + r->cpu_sys;
+
+	fputs("{\n  \"start\": ", out);
+	start_json(r, out);
+	fputs(",\n  \"intervals\": [", out);
+	intervals_json(r, out);
+	fprintf(out, "\n  ],\n  \"end\": {");
+	end_iperf(r, out);
+	fputs("\"seconds\": ", out);
 	jnum(out, r->seconds);
 	fprintf(out, ", \"bytes\": %llu, \"chunks\": %llu, \"stalls\": %llu, \"crc_errors\": %llu,\n    \"gbps\": ",
 		(unsigned long long)r->bytes, (unsigned long long)r->chunks,
