@@ -5,6 +5,7 @@
 #include "opts_table.h"
 
 const struct cli_cmd cli_cmd_bench = {
+	.like = "iperf3 -c",
 	.name = "bench",
 	.id = CLI_BENCH,
 	.usage = "[options] HOST[:PORT]",
@@ -39,6 +40,7 @@ const struct cli_cmd cli_cmd_bench = {
 };
 
 const struct cli_cmd cli_cmd_send = {
+	.like = "xrdcp -r",
 	.name = "send",
 	.id = CLI_SEND,
 	.usage = "[options] PATH... HOST[:PORT][:/DEST]",
@@ -92,6 +94,7 @@ const struct cli_cmd cli_cmd_send = {
 };
 
 const struct cli_cmd cli_cmd_recv = {
+	.like = "iperf3 -s; xrootd",
 	.name = "recv",
 	.id = CLI_RECV,
 	.usage = "[options]",
@@ -142,6 +145,7 @@ const struct cli_cmd cli_cmd_recv = {
 };
 
 const struct cli_cmd cli_cmd_cp = {
+	.like = "xrdcp -r; xrdcp --tpc",
 	.name = "cp",
 	.id = CLI_CP,
 	.usage = "[options] SRC... DST",

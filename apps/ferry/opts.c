@@ -180,14 +180,17 @@ static void print_opt(FILE *f, const struct cli_opt *o)
 		col = 0;
 	}
 	fprintf(f, "%*s", TEXT_COL - col, "");
-	if (o->alias) {
-		char text[640];
-		snprintf(text, sizeof(text), "%s; --%s is the same",
-			 with_xports(o->help, buf, sizeof(buf)), o->alias);
-		wrap(f, text, TEXT_COL);
-	} else {
-		wrap(f, with_xports(o->help, buf, sizeof(buf)), TEXT_COL);
-	}
+	/* the help, then its alias and what it is in iperf3's or xrdcp's
+	 * words: "(iperf3 -P, --parallel; xrdcp -S, --streams)" */
+	char text[768];
+	int n = snprintf(text, sizeof(text), "%s",
+			 with_xports(o->help, buf, sizeof(buf)));
+	if (o->alias && n < (int)sizeof(text))
+		n += snprintf(text + n, sizeof(text) - (size_t)n,
+			      "; --%s is the same", o->alias);
+	if (o->like && n < (int)sizeof(text))
+		snprintf(text + n, sizeof(text) - (size_t)n, " (%s)", o->like);
+	wrap(f, text, TEXT_COL);
 }
 
 void cli_help(const struct cli_cmd *cmd, const char *as, FILE *f)
@@ -203,6 +206,8 @@ void cli_help(const struct cli_cmd *cmd, const char *as, FILE *f)
 			fprintf(f, "%*s", indent, "");
 	}
 	fprintf(f, "\n\n%s", cmd->about);
+	if (cmd->like)
+		fprintf(f, "\nInstead of: %s.\n", cmd->like);
 	for (size_t s = 0; s < CLI_SECTIONS && cmd->sections[s].group; s++) {
 		const struct cli_section *sec = &cmd->sections[s];
 

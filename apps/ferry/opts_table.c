@@ -343,27 +343,32 @@ const struct cli_opt cli_opts[] = {
 	{ .name = "time", .letter = 't', .arg = "SEC", .cmds = CLI_BENCH,
 	  .group = G_WHAT, .mark = CLI_M_BULK,
 	  SECS(bench.seconds, 0.1, 86400 * 7),
-	  .help = "send for SEC seconds" },
+	  .help = "send for SEC seconds",
+	  .like = "iperf3 -t, --time" },
 	{ .name = "bytes", .letter = 'n', .arg = "SIZE", .cmds = CLI_BENCH,
 	  .group = G_WHAT, .mark = CLI_M_BULK, .set = set_bytes,
-	  .help = "send SIZE bytes, then stop" },
+	  .help = "send SIZE bytes, then stop",
+	  .like = "iperf3 -n, --bytes" },
 
 	/* files: send and cp */
 	{ .name = "cksum", .arg = "TYPE", .cmds = CLI_SEND | CLI_CP,
 	  .group = G_FILES, .set = set_cksum,
 	  .help = "adler32 (default), crc32c or none: the whole-file checksum "
 		  "compared before publishing and printed (crc32c is always "
-		  "compared; chunks always checked)" },
+		  "compared; chunks always checked)",
+	  .like = "xrdcp -C, --cksum" },
 	{ .name = "force", .letter = 'f', .cmds = CLI_SEND, .group = G_FILES,
 	  FLAG(send.force),
 	  .help = "replace existing targets (default: such a file fails, "
 		  "before any of its data moves, and the others go on; a "
 		  "target identical to its source - same size, mtime and "
-		  "checksum - is skipped instead)" },
+		  "checksum - is skipped instead)",
+	  .like = "xrdcp -f, --force" },
 	{ .name = "force", .letter = 'f', .cmds = CLI_CP, .group = G_FILES,
 	  FLAG(send.force),
 	  .help = "replace existing targets (default: refuse); on a daemon "
-		  "that takes the delete right where a file is replaced" },
+		  "that takes the delete right where a file is replaced",
+	  .like = "xrdcp -f, --force" },
 	{ .name = "skip-existing", .cmds = CLI_SEND | CLI_CP, .group = G_FILES,
 	  FLAG(send.skip_existing),
 	  .help = "skip targets of the same size and checksum" },
@@ -372,7 +377,8 @@ const struct cli_opt cli_opts[] = {
 	  .help = "ignore journals of earlier attempts; start over" },
 	{ .name = "resume", .cmds = CLI_SEND, .group = G_FILES,
 	  UNFLAG(send.no_resume),
-	  .help = "use them (the default; undoes an earlier --no-resume)" },
+	  .help = "use them (the default; undoes an earlier --no-resume)",
+	  .like = "xrdcp --continue" },
 	{ .name = "follow-symlinks", .letter = 'L', .cmds = CLI_SEND,
 	  .group = G_FILES, FLAG(send.follow_symlinks),
 	  .help = "send what symlinks point to" },
@@ -382,7 +388,8 @@ const struct cli_opt cli_opts[] = {
 		  "follows a symlink out of its export)" },
 	{ .name = "files", .arg = "N", .cmds = CLI_SEND, .group = G_FILES,
 	  UINT(send.files, 1, FERRY_MAX_FILES),
-	  .help = "files in flight at once (default 4, at most 256)" },
+	  .help = "files in flight at once (default 4, at most 256)",
+	  .like = "xrdcp --parallel" },
 
 	/* files: the receiver */
 	{ .name = "exports", .letter = 'e', .arg = "FILE", .cmds = CLI_RECV,
@@ -416,12 +423,15 @@ const struct cli_opt cli_opts[] = {
 	/* listening */
 	{ .name = "port", .letter = 'p', .arg = "PORT", .cmds = CLI_RECV,
 	  .group = G_LISTEN, .set = set_port,
-	  .help = "control port (default 7471)" },
+	  .help = "control port (default 7471)",
+	  .like = "iperf3 -p, --port" },
 	{ .name = "bind", .letter = 'B', .arg = "ADDR", .cmds = CLI_RECV,
 	  .group = G_LISTEN, STR(bind),
-	  .help = "listen on ADDR only (default: every address)" },
+	  .help = "listen on ADDR only (default: every address)",
+	  .like = "iperf3 -B, --bind" },
 	{ .name = "once", .cmds = CLI_RECV, .group = G_LISTEN, FLAG(once),
-	  .help = "serve one session, then exit with its status" },
+	  .help = "serve one session, then exit with its status",
+	  .like = "iperf3 -1, --one-off" },
 	{ .name = "max-sessions", .arg = "N", .cmds = CLI_RECV,
 	  .group = G_LISTEN, UINT(max_sessions, 1, 64),
 	  .help = "sessions served at once (default 4); an authenticated "
@@ -440,11 +450,13 @@ const struct cli_opt cli_opts[] = {
 	  .cmds = SENDERS,
 	  .group = G_PIPELINE, .mark = CLI_M_BULK,
 	  UINT(c.o.streams, 1, FERRY_MAX_STREAMS),
-	  .help = "parallel streams / queue pairs (default 4, max 256)" },
+	  .help = "parallel streams / queue pairs (default 4, max 256)",
+	  .like = "iperf3 -P, --parallel; xrdcp -S, --streams" },
 	{ .name = "chunk", .letter = 'l', .arg = "SIZE",
 	  .cmds = CLI_BENCH | CLI_SEND, .group = G_PIPELINE,
 	  .mark = CLI_M_BULK, SIZE(c.o.chunk_size),
-	  .help = "payload per chunk, a multiple of 4K (default 4M)" },
+	  .help = "payload per chunk, a multiple of 4K (default 4M)",
+	  .like = "iperf3 -l, --length" },
 	{ .name = "slots", .arg = "N", .cmds = CLI_BENCH | CLI_SEND,
 	  .group = G_PIPELINE, .mark = CLI_M_BULK,
 	  UINT(c.o.slots, 1, FERRY_MAX_SLOTS),
@@ -463,7 +475,8 @@ const struct cli_opt cli_opts[] = {
 	  .help = "tcp socket buffers, both directions, per stream (default: "
 		  "the receive buffer autotuned by the kernel; the send buffer "
 		  "32M per session split over the streams, where tcp_wmem's "
-		  "maximum is smaller)" },
+		  "maximum is smaller)",
+	  .like = "iperf3 -w, --window" },
 	{ .name = "dpdk", .arg = "\"ARGS\"", .cmds = PEERS,
 	  .group = G_PIPELINE, .set = set_dpdk,
 	  .help = "uroce: DPDK EAL arguments (or $FERRY_DPDK), e.g. "
@@ -481,7 +494,8 @@ const struct cli_opt cli_opts[] = {
 	{ .name = "cpus", .arg = "LIST", .cmds = PEERS, .group = G_PIPELINE,
 	  STR(c.o.cpulist),
 	  .help = "pin this host's workers to these CPUs (default: the NIC's "
-		  "node)" },
+		  "node)",
+	  .like = "iperf3 -A, --affinity" },
 	{ .name = "numa", .arg = "N", .cmds = PEERS, .group = G_PIPELINE,
 	  .set = set_numa,
 	  .help = "put this host's buffers on NUMA node N (default: the "
@@ -556,17 +570,21 @@ const struct cli_opt cli_opts[] = {
 	/* output */
 	{ .name = "interval", .letter = 'i', .arg = "SEC", .cmds = PEERS,
 	  .group = G_OUTPUT, SECS(c.o.interval, 0, 3600),
-	  .help = "seconds between progress lines (default 1, 0 off)" },
+	  .help = "seconds between progress lines (default 1, 0 off)",
+	  .like = "iperf3 -i, --interval" },
 	{ .name = "json", .letter = 'J', .cmds = CLI_BENCH, .group = G_OUTPUT,
 	  FLAG(c.json),
-	  .help = "print one JSON document (start, intervals, end)" },
+	  .help = "print one JSON document (start, intervals, end)",
+	  .like = "iperf3 -J, --json" },
 	{ .name = "json", .letter = 'J', .cmds = CLI_SEND | CLI_CP,
 	  .group = G_OUTPUT, FLAG(c.json),
-	  .help = "one JSON document with per-file results" },
+	  .help = "one JSON document with per-file results",
+	  .like = "iperf3 -J, --json" },
 	{ .name = "json", .letter = 'J', .cmds = CLI_RECV, .group = G_OUTPUT,
 	  FLAG(c.json),
 	  .help = "one JSON document per session on stdout, each on one line "
-		  "(JSON Lines)" },
+		  "(JSON Lines)",
+	  .like = "iperf3 -J, --json" },
 	{ .name = "json", .letter = 'J', .cmds = CLI_DOCTOR, .group = G_OUTPUT,
 	  FLAG(c.json),
 	  .help = "one JSON document: checks (name, status, value, fix) and "
@@ -589,12 +607,14 @@ const struct cli_opt cli_opts[] = {
 	  .help = "pull, third-party: seconds between performance markers "
 		  "from the source (default 2)" },
 	{ .name = "quiet", .letter = 'q', .cmds = PEERS, .group = G_OUTPUT,
-	  FLAG(c.quiet), .help = "only warnings, errors and summaries" },
+	  FLAG(c.quiet), .help = "only warnings, errors and summaries",
+	  .like = "xrdcp -s, --silent" },
 	{ .name = "quiet", .letter = 'q', .cmds = CLI_ROCEDUMP,
 	  .group = G_OUTPUT, FLAG(c.quiet),
 	  .help = "no frame lines: the flows and the last line only" },
 	{ .name = "verbose", .letter = 'v', .cmds = PEERS, .group = G_OUTPUT,
-	  FLAG(c.verbose), .help = "debug messages from the library" },
+	  FLAG(c.verbose), .help = "debug messages from the library",
+	  .like = "iperf3 -V, --verbose; xrdcp --verbose" },
 	{ .name = "timeout", .arg = "SEC", .cmds = PEERS, .group = G_OUTPUT,
 	  .set = set_timeout,
 	  .help = "give up on a peer silent this long (default 10)" },

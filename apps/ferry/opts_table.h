@@ -100,6 +100,10 @@ struct cli_opt {
 	size_t off;         /* where set stores: offsetof(struct cli_args, ...) */
 	double min, max;    /* the range set checks, where it has one */
 	const char *help;   /* one paragraph; --help wraps it */
+	const char *like;   /* the options of iperf3 and xrdcp that mean
+			       the same: "iperf3 -P, --parallel; xrdcp -S,
+			       --streams" (--help prints it; the README's
+			       table is made from that) */
 };
 
 /* In a help text: replaced by this build's transports when printed. */
@@ -129,6 +133,7 @@ struct cli_cmd {
 	const char *operands_hint; /* said when their count is wrong */
 	struct cli_section sections[CLI_SECTIONS]; /* G_NONE ends them */
 	const char *epilogue;
+	const char *like;      /* the iperf3 or xrdcp command it replaces */
 };
 
 extern const struct cli_cmd cli_cmd_bench, cli_cmd_recv, cli_cmd_send,
