@@ -1,7 +1,8 @@
-/* --metrics: GET /metrics answers with ferry_metrics_render's text, served
- * by libmicrohttpd from its own thread; a second thread takes a goodput
- * sample every second. The listening socket is made here, so a port in
- * use or an address not on this host is reported with its reason. */
+/* --metrics: GET /metrics answers with ferry_metrics_render's text (the
+ * host-wide series too with --metrics-host), served by libmicrohttpd from
+ * its own thread; a second thread takes a goodput sample every
+ * FERRY_METRICS_SAMPLE_MS. The listening socket is made here, so a port
+ * in use or an address not on this host is reported with its reason. */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -18,8 +19,6 @@
 #include "ferry/error.h"
 #include "ferry/metrics.h"
 #include "metrics.h"
-
-#define SAMPLE_MS 1000
 
 struct app_metrics {
 	struct MHD_Daemon *d;
@@ -140,8 +139,10 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
 	return ret;
 }
 
-static enum MHD_Result metrics(struct MHD_Connection *c)
+static enum MHD_Result metrics(struct MHD_Connection *c,
+			       const struct app_metrics *m)
 {
+	unsigned flags = m->host ? FERRY_METRICS_HOST : 0;
 	size_t size = 64 << 10, len = 0;
 	char *buf = NULL, *nb;
 	struct MHD_Response *r;
@@ -153,7 +154,7 @@ static enum MHD_Result metrics(struct MHD_Connection *c)
 		if (!nb)
 			break;
 		buf = nb;
-		err = ferry_metrics_render(NULL, buf, size, &len);
+		err = ferry_metrics_render(NULL, flags, buf, size, &len);
 		size = len + 4096; /* it may grow between tries */
 	}
 	if (err) {
@@ -173,12 +174,12 @@ static enum MHD_Result metrics(struct MHD_Connection *c)
 	return ret;
 }
 
+/* One request; cls is the struct app_metrics. */
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			      const char *url, const char *method,
 			      const char *version, const char *upload,
 			      size_t *upload_size, void **req_cls)
 {
-	(void)cls;
 	(void)version;
 	(void)upload;
 	(void)upload_size;
@@ -187,7 +188,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
 	if (strcmp(url, "/metrics") == 0)
-		return metrics(c);
+		return metrics(c, cls);
 	if (strcmp(url, "/") == 0)
 		return reply(c, MHD_HTTP_OK,
 			     "ferry: Prometheus metrics at /metrics\n");
@@ -200,7 +201,9 @@ static void *sampler(void *arg)
 
 	while (!atomic_load(&m->stop)) {
 		ferry_metrics_sample();
-		for (int i = 0; i < SAMPLE_MS / 50 && !atomic_load(&m->stop); i++)
+		for (int i = 0;
+		     i < FERRY_METRICS_SAMPLE_MS / 50 && !atomic_load(&m->stop);
+		     i++)
 			usleep(50000);
 	}
 	return NULL;
@@ -234,7 +237,7 @@ int app_metrics_start(const char *cmd, const char *spec, bool with_host,
 	}
 	m->host = with_host;
 	m->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL,
-				handle, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
+				handle, m, MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_CONNECTION_LIMIT, 32u,
 				MHD_OPTION_CONNECTION_TIMEOUT, 10u,
 				MHD_OPTION_END);

@@ -1,7 +1,13 @@
 /* The process-wide metrics registry: live pipelines, retired totals,
  * session and file outcomes, the families transports count, goodput
- * samples. One mutex;
- * every call is control path (per session, pipeline or scrape). */
+ * samples. One mutex; every call is control path (per session, pipeline
+ * or scrape).
+ *
+ * Goodput is what moves now, so it reads 0 whenever nothing can be
+ * moving it: once the last live pipeline of a transport and direction is
+ * detached (and its last sample is forgotten, so the bytes the pipeline
+ * moved after that sample never show as a rate), and when the last sample
+ * is older than FERRY__M_STALE_NS (nobody samples). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,6 +34,7 @@ static struct {
 	struct live *live;
 	struct ferry__m_snap s;       /* retired totals and the rest */
 	struct sample last[FERRY__M_MAX_XPORT][2];
+	uint64_t sampled_ns;          /* the last sample, 0: none */
 } reg = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* The transport's slot, made when new. Caller holds the lock. */
@@ -75,6 +82,16 @@ int ferry__metrics_attach(const void *ctx, const char *transport,
 	return 0;
 }
 
+/* Is a pipeline of transport xi in direction dir still live? Caller
+ * holds the lock. */
+static bool any_live(unsigned xi, enum ferry__m_dir dir)
+{
+	for (struct live *l = reg.live; l; l = l->next)
+		if (l->xi == xi && l->dir == dir)
+			return true;
+	return false;
+}
+
 void ferry__metrics_detach(const void *ctx)
 {
 	struct live **pp, *l = NULL;
@@ -91,6 +108,10 @@ void ferry__metrics_detach(const void *ctx)
 		l->read(l->ctx, &v);
 		v.streams = 0; /* a retired pipeline runs none */
 		add_pipe(&reg.s.x[l->xi].v[l->dir], &v);
+		if (!any_live(l->xi, l->dir)) {
+			reg.s.x[l->xi].goodput[l->dir] = 0;
+			reg.last[l->xi][l->dir] = (struct sample){ 0 };
+		}
 	}
 	pthread_mutex_unlock(&reg.lock);
 	free(l);
@@ -340,8 +361,13 @@ static void current(struct ferry__m_snap *s)
 
 void ferry__metrics_snapshot(struct ferry__m_snap *s)
 {
+	uint64_t now = ferry__now_ns();
+
 	pthread_mutex_lock(&reg.lock);
 	current(s);
+	if (!reg.sampled_ns || now > reg.sampled_ns + FERRY__M_STALE_NS)
+		for (unsigned i = 0; i < s->n_xport; i++)
+			s->x[i].goodput[0] = s->x[i].goodput[1] = 0;
 	pthread_mutex_unlock(&reg.lock);
 	s->chunk_cksum_fail = 0;
 	for (unsigned i = 0; i < s->n_xport; i++)
@@ -369,6 +395,8 @@ void ferry__metrics_sample_at(uint64_t now_ns)
 			if (!l->t_ns || now_ns > l->t_ns)
 				*l = (struct sample){ now_ns, b };
 		}
+	if (now_ns > reg.sampled_ns)
+		reg.sampled_ns = now_ns;
 	pthread_mutex_unlock(&reg.lock);
 	free(s);
 }
@@ -392,6 +420,7 @@ void ferry__metrics_reset(void)
 	fam = reg.s.fam;
 	memset(&reg.s, 0, sizeof(reg.s));
 	memset(reg.last, 0, sizeof(reg.last));
+	reg.sampled_ns = 0;
 	reg.s.fam = fam;
 	for (unsigned i = 0; i < fam.n_series; i++)
 		reg.s.fam.series[i].v = 0;

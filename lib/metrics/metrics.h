@@ -115,7 +115,11 @@ enum ferry__m_class ferry__metrics_err_class(int err);
 const char *ferry__metrics_err_name(enum ferry__m_class c);
 extern const char *const ferry__m_class_names[FERRY__M_CLASSES];
 
-/* Goodput sample at now_ns (ferry_metrics_sample takes the clock). */
+/* Goodput sample at now_ns (ferry_metrics_sample takes the clock).
+ * Goodput reads 0 for a transport and direction without a live pipeline,
+ * and everywhere when the last sample is older than FERRY__M_STALE_NS
+ * (2.5 sampling periods: one missed sample is not enough). */
+#define FERRY__M_STALE_NS (FERRY_METRICS_SAMPLE_MS * 2500000ull)
 void ferry__metrics_sample_at(uint64_t now_ns);
 
 /* Forget every count (unit tests): the families and series named stay,
@@ -136,7 +140,8 @@ struct ferry__m_xport {
 	char name[12];
 	bool used[2]; /* by direction: something was attached */
 	struct ferry__m_pipe v[2]; /* retired + live, by direction */
-	double goodput[2]; /* bytes/s between the last two samples */
+	double goodput[2]; /* bytes/s between the last two samples; 0 when
+			      no pipeline is live or the samples are stale */
 };
 struct ferry__m_snap {
 	unsigned n_xport;

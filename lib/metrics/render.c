@@ -1,10 +1,11 @@
-/* ferry_metrics_render: the registry, this process's CPU time and context
- * switches, and the host signals, as Prometheus text (format 0.0.4).
- * Every family is one row of metrics[] (name, type, help, where its values
- * are, its labels), written once, HELP and TYPE first, then its samples;
- * label values are escaped (backslash, double quote, newline). One row
- * stands for the families the layers above registered (a transport's
- * own), each written the same way from its description. */
+/* ferry_metrics_render: what this build is, the registry, this process's
+ * CPU time and context switches, and (when asked) the host signals, as
+ * Prometheus text (format 0.0.4). Every family is one row of metrics[]
+ * (name, type, help, where its values are, its labels), written once,
+ * HELP and TYPE first, then its samples; label values are escaped
+ * (backslash, double quote, newline). One row stands for the families
+ * the layers above registered (a transport's own), each written the same
+ * way from its description. */
 #include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -14,7 +15,9 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 
+#include "ferry/xport.h"
 #include "metrics/metrics.h"
+#include "metrics/version.h"
 #include "util/util.h"
 
 struct out {
@@ -56,16 +59,17 @@ static const char *esc(char *dst, size_t n, const char *s)
 	return dst;
 }
 
-/* Where a family's values are. */
-enum msrc { M_SNAP, M_HOST, M_RUSAGE, M_NSRC };
+/* Where a family's values are. M_HOST: only with FERRY_METRICS_HOST. */
+enum msrc { M_SNAP, M_HOST, M_RUSAGE, M_INFO, M_NSRC };
 /* How a value is stored and written. */
 enum mval { V_U64, V_UINT, V_RATE, V_LONG, V_TIMEVAL };
 /* Which samples a family has. */
 enum mlabels {
 	L_NONE,   /* one, unlabelled */
+	L_INFO,   /* one, labelled with struct build_info's labels */
 	L_DIMS,   /* one per combination of d[0] and d[1] */
-	L_XPORT,  /* one per transport and direction in use; d[0].stride:
-		     from direction rx to tx */
+	L_XPORT,  /* one per transport and direction in use (of those in
+		     dirs); d[0].stride: from direction rx to tx */
 	L_NETDEV, /* one per host interface (struct ferry__m_netdev) */
 	L_FAMILIES, /* not a family: every registered one, in their order */
 };
@@ -90,7 +94,15 @@ struct metric {
 	size_t when; /* 0, or 1 + the offset of a bool beside the values:
 			where false, L_NETDEV leaves that sample out and the
 			others the whole family */
+	unsigned dirs; /* L_XPORT: the directions that can count
+			  (1 << FERRY__M_RX, _TX); 0: both */
 	struct mdim d[2];
+};
+
+/* What ferry_build_info says: this build's version and transports. */
+struct build_info {
+	char labels[160];
+	unsigned one;
 };
 
 #define GAP(T, a, b) (offsetof(T, b) - offsetof(T, a))
@@ -103,6 +115,8 @@ struct metric {
 		       .off = offsetof(struct ferry__m_xport, m), \
 		       .d = { { .stride = step } }
 #define PIPE(m) XPORT(v[0].m, sizeof(struct ferry__m_pipe))
+/* only a sender counts it: no receive series, always 0 */
+#define TX_ONLY .dirs = 1u << FERRY__M_TX
 #define NETDEV(m, flag) .src = M_HOST, .labels = L_NETDEV, \
 			.off = offsetof(struct ferry__m_netdev, m), \
 			.when = 1 + offsetof(struct ferry__m_netdev, flag)
@@ -111,7 +125,8 @@ struct metric {
 	.d = { { label, names, 2, GAP(struct rusage, a, b), 0 } }
 #define ROLE { "role", role_name, 2, sizeof(uint64_t), 0 }
 
-static const char *const dir_name[2] = { "rx", "tx" };
+/* node_exporter's words for a direction */
+static const char *const dir_name[2] = { "receive", "transmit" };
 static const char *const role_name[2] = { "receiver", "sender" };
 static const char *const ok_error[2] = { "ok", "error" };
 static const char *const file_outcome[3] = { "published", "skipped",
@@ -128,17 +143,21 @@ static_assert(FERRY__M_RX == 0 && FERRY__M_TX == 1 &&
 	      "label values in index order");
 
 static const struct metric metrics[] = {
+	{ "ferry_build_info", "gauge",
+	  "Always 1: this ferry's version and the transports it was built with.",
+	  .src = M_INFO, .labels = L_INFO, .val = V_UINT,
+	  .off = offsetof(struct build_info, one) },
 	{ "ferry_payload_bytes_total", "counter",
-	  "Payload bytes moved (chunk headers and framing not counted): sent (tx) or received and verified (rx).",
+	  "Payload bytes moved (chunk headers and framing not counted): sent (transmit) or received and verified (receive).",
 	  PIPE(bytes) },
 	{ "ferry_chunks_total", "counter",
-	  "Chunks sent (tx) or received and verified (rx).",
+	  "Chunks sent (transmit) or received and verified (receive).",
 	  PIPE(chunks) },
 	{ "ferry_credit_stalls_total", "counter",
 	  "Times a sending stream waited for a credit or a free buffer.",
-	  PIPE(stalls) },
+	  PIPE(stalls), TX_ONLY },
 	{ "ferry_goodput_bytes_per_second", "gauge",
-	  "Payload bytes per second between the last two samples (about a second apart).",
+	  "Payload bytes per second between the last two samples, a second apart; 0 while no session of this transport runs in this direction, and when the last sample is more than 2.5 s old.",
 	  XPORT(goodput[0], sizeof(double)), .val = V_RATE },
 	{ "ferry_streams_active", "gauge",
 	  "Stream workers (TCP connections, queue pairs) running now.",
@@ -274,7 +293,8 @@ static void samples_xport(struct out *o, const struct metric *m,
 
 	for (unsigned i = 0; i < s->n_xport; i++)
 		for (unsigned d = 0; d < 2; d++) {
-			if (!s->x[i].used[d])
+			if (!s->x[i].used[d] ||
+			    (m->dirs && !(m->dirs & 1u << d)))
 				continue;
 			snprintf(lab, sizeof(lab),
 				 "transport=\"%s\",direction=\"%s\"",
@@ -348,6 +368,10 @@ static void family(struct out *o, const struct metric *m,
 		return;
 	head(o, m->name, m->help, m->type);
 	switch (m->labels) {
+	case L_INFO:
+		sample(o, m, ((const struct build_info *)base)->labels,
+		       base + m->off);
+		break;
 	case L_NONE:
 	case L_DIMS:
 		samples_dims(o, m, base);
@@ -363,36 +387,74 @@ static void family(struct out *o, const struct metric *m,
 	}
 }
 
-int ferry_metrics_render(const char *root, char *buf, size_t size,
-			 size_t *len)
+static int by_name(const void *a, const void *b)
 {
-	struct ferry__m_snap *s = malloc(sizeof(*s));
-	struct ferry__m_host *h = malloc(sizeof(*h));
-	struct out o = { .buf = buf, .size = size };
-	struct rusage ru;
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
-	if (!s || !h) {
-		free(s);
-		free(h);
+/* The version and this build's transports (ferry_xport_list), by name. */
+static void build_info(struct build_info *bi)
+{
+	const struct ferry_xport_ops *const *l = ferry_xport_list();
+	const char *names[FERRY__M_MAX_XPORT];
+	char list[96] = "", v[2][96];
+	size_t n = 0, at = 0;
+
+	for (; l[n] && n < FERRY__ARRAY_SIZE(names); n++)
+		names[n] = l[n]->name;
+	qsort(names, n, sizeof(names[0]), by_name);
+	for (size_t i = 0; i < n && at < sizeof(list); i++)
+		at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
+				       i ? "," : "", names[i]);
+	snprintf(bi->labels, sizeof(bi->labels),
+		 "version=\"%s\",transports=\"%s\"",
+		 esc(v[0], sizeof(v[0]), FERRY_VERSION),
+		 esc(v[1], sizeof(v[1]), list));
+	bi->one = 1;
+}
+
+int ferry_metrics_render(const char *root, unsigned flags, char *buf,
+			 size_t size, size_t *len)
+{
+	struct out o = { .buf = buf, .size = size };
+	struct ferry__m_host *h = NULL;
+	struct ferry__m_snap *s;
+	struct build_info bi;
+	struct rusage ru;
+	const void *src[M_NSRC];
+	int err = -ENOMEM;
+
+	if (flags & ~FERRY_METRICS_HOST)
+		return -EINVAL;
+	/* first: the transports' families are named by then */
+	build_info(&bi);
+	s = malloc(sizeof(*s));
+	if (!s)
 		return -ENOMEM;
+	if (flags & FERRY_METRICS_HOST) {
+		h = malloc(sizeof(*h));
+		if (!h)
+			goto out_snap;
 	}
 	ferry__metrics_snapshot(s);
-	ferry__metrics_host(root, (const char (*)[16])s->netdev, s->n_netdev,
-			    h);
-	const void *src[M_NSRC] = {
-		[M_SNAP] = s,
-		[M_HOST] = h,
-		[M_RUSAGE] = getrusage(RUSAGE_SELF, &ru) == 0 ? &ru : NULL,
-	};
+	if (h)
+		ferry__metrics_host(root, (const char (*)[16])s->netdev,
+				    s->n_netdev, h);
+	src[M_SNAP] = s;
+	src[M_HOST] = h;
+	src[M_RUSAGE] = getrusage(RUSAGE_SELF, &ru) == 0 ? &ru : NULL;
+	src[M_INFO] = &bi;
 	for (size_t i = 0; i < FERRY__ARRAY_SIZE(metrics); i++)
 		family(&o, &metrics[i], src);
-	free(s);
-	free(h);
 	*len = o.len;
+	err = 0;
 	if (o.len >= size) {
 		if (size)
 			buf[size - 1] = 0;
-		return -ENOSPC;
+		err = -ENOSPC;
 	}
-	return 0;
+	free(h);
+out_snap:
+	free(s);
+	return err;
 }

@@ -1,8 +1,9 @@
 /* The metrics renderer: what it writes is valid Prometheus text (format
  * 0.0.4: each family once, HELP then TYPE then its samples; valid metric
  * and label names; label values escaped; counters named _total, never
- * negative, never going back), and says what the registry and the (fake)
- * host hold. Pipelines here are stand-ins with counters of their own. */
+ * negative, never going back), and says what the registry, the build and
+ * (when asked) the fake host hold; goodput falls to 0 when nothing moves.
+ * Pipelines here are stand-ins with counters of their own. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -21,6 +22,8 @@
 #include "ferry/session.h"
 #include "ferry/xport.h"
 #include "metrics/metrics.h"
+#include "metrics/version.h"
+#include "util/util.h"
 #include "xport/uroce/rc.h"
 #include "xport/uroce/uroce_id.h"
 
@@ -254,16 +257,34 @@ static void make_root(void)
 	put_file("sys/class/net/we\"ird\\x/statistics/rx_dropped", "5\n");
 }
 
-static void render(const char *r, struct scrape *sc)
+/* A scrape with flags; text (when not NULL) gets the text, to free. */
+static void render_text(const char *r, unsigned flags, struct scrape *sc,
+			char **text)
 {
 	char *buf = malloc(BUF);
 	size_t len = 0;
 
 	CU_ASSERT_FATAL(buf != NULL);
-	CU_ASSERT_EQUAL_FATAL(ferry_metrics_render(r, buf, BUF, &len), 0);
+	CU_ASSERT_EQUAL_FATAL(ferry_metrics_render(r, flags, buf, BUF, &len),
+			      0);
 	CU_ASSERT_EQUAL(len, strlen(buf));
 	parse(buf, sc);
-	free(buf);
+	if (text)
+		*text = buf;
+	else
+		free(buf);
+}
+
+/* A scrape as `--metrics` serves it by default: no host series. */
+static void render(const char *r, struct scrape *sc)
+{
+	render_text(r, 0, sc, NULL);
+}
+
+/* A scrape as `--metrics --metrics-host` serves it. */
+static void render_host(const char *r, struct scrape *sc)
+{
+	render_text(r, FERRY_METRICS_HOST, sc, NULL);
 }
 
 /* ---- stand-in pipelines ---- */
@@ -284,8 +305,12 @@ static void fake_read(const void *ctx, struct ferry__m_pipe *v)
 	v->streams = atomic_load(&f->streams);
 }
 
-#define TCP_RX "{transport=\"tcp\",direction=\"rx\"}"
-#define UROCE_TX "{transport=\"uroce\",direction=\"tx\"}"
+#define TCP_RX "{transport=\"tcp\",direction=\"receive\"}"
+#define TCP_TX "{transport=\"tcp\",direction=\"transmit\"}"
+#define UROCE_TX "{transport=\"uroce\",direction=\"transmit\"}"
+/* uroce's NAK directions, as lib/xport/uroce/rc_metrics.c names them */
+#define NAK_RX "rx"
+#define NAK_TX "tx"
 
 static void test_host(void)
 {
@@ -293,7 +318,7 @@ static void test_host(void)
 
 	make_root();
 	ferry__metrics_reset();
-	render(root, sc);
+	render_host(root, sc);
 	CU_ASSERT_EQUAL(val(sc, "ferry_host_tcp_sent_segments_total"), 1000);
 	CU_ASSERT_EQUAL(val(sc, "ferry_host_tcp_retransmitted_segments_total"), 7);
 	CU_ASSERT_EQUAL(val(sc, "ferry_host_context_switches_total"), 12345);
@@ -305,8 +330,10 @@ static void test_host(void)
 	/* the loopback only once a session went over it */
 	CU_ASSERT(isnan(val(sc, "ferry_netdev_rx_dropped_total{interface=\"lo\"}")));
 	ferry__metrics_netdev("lo");
-	render(root, sc);
+	render_host(root, sc);
 	CU_ASSERT_EQUAL(val(sc, "ferry_netdev_rx_dropped_total{interface=\"lo\"}"), 0);
+	/* the loopback has no ring to miss from: no series that stays 0 */
+	CU_ASSERT(isnan(val(sc, "ferry_netdev_rx_missed_errors_total{interface=\"lo\"}")));
 	/* this process: CPU time and context switches, from the kernel */
 	CU_ASSERT(val(sc, "ferry_cpu_seconds_total{mode=\"user\"}") >= 0);
 	CU_ASSERT(val(sc, "ferry_context_switches_total{kind=\"voluntary\"}") >= 0);
@@ -320,7 +347,7 @@ static void test_no_host(void)
 	struct scrape *sc = malloc(sizeof(*sc));
 
 	ferry__metrics_reset();
-	render("/nonexistent-ferry-root", sc);
+	render_host("/nonexistent-ferry-root", sc);
 	CU_ASSERT(isnan(val(sc, "ferry_host_tcp_sent_segments_total")));
 	CU_ASSERT(isnan(val(sc, "ferry_host_context_switches_total")));
 	CU_ASSERT_EQUAL(val(sc, "ferry_sessions_active{role=\"receiver\"}"), 0);
@@ -350,7 +377,9 @@ static void test_pipelines(void)
 	CU_ASSERT_EQUAL(val(a, "ferry_streams_active" TCP_RX), 4);
 	CU_ASSERT_EQUAL(val(a, "ferry_streams_active" UROCE_TX), 2);
 	CU_ASSERT_EQUAL(val(a, "ferry_credit_stalls_total" UROCE_TX), 9);
-	CU_ASSERT(isnan(val(a, "ferry_payload_bytes_total{transport=\"tcp\",direction=\"tx\"}")));
+	CU_ASSERT(isnan(val(a, "ferry_payload_bytes_total" TCP_TX)));
+	/* only senders stall: no receive series, which would stay 0 */
+	CU_ASSERT(isnan(val(a, "ferry_credit_stalls_total" TCP_RX)));
 
 	/* the datapath counts on; a scrape sees it, nothing goes back */
 	atomic_store(&p1->bytes, 3 * 4096);
@@ -387,28 +416,156 @@ static void test_pipelines(void)
 	free(b);
 }
 
+/* Without FERRY_METRICS_HOST no host-wide family is written at all (not
+ * even HELP); with it they are; an unknown flag is refused. */
+static void test_host_flag(void)
+{
+	struct scrape *sc = malloc(sizeof(*sc));
+	char *text = NULL, buf[16];
+	size_t len;
+
+	make_root();
+	ferry__metrics_reset();
+	ferry__metrics_netdev("lo");
+	render_text(root, 0, sc, &text);
+	CU_ASSERT(strstr(text, "ferry_host_") == NULL);
+	CU_ASSERT(strstr(text, "ferry_netdev_") == NULL);
+	CU_ASSERT_EQUAL(val(sc, "ferry_sessions_active{role=\"receiver\"}"), 0);
+	free(text);
+	render_text(root, FERRY_METRICS_HOST, sc, &text);
+	CU_ASSERT(strstr(text, "# TYPE ferry_host_context_switches_total counter\n") != NULL);
+	CU_ASSERT_EQUAL(val(sc, "ferry_host_tcp_sent_segments_total"), 1000);
+	CU_ASSERT_EQUAL(val(sc, "ferry_netdev_rx_dropped_total{interface=\"eth0\"}"), 3);
+	free(text);
+	CU_ASSERT_EQUAL(ferry_metrics_render(root, 1u << 7, buf, sizeof(buf),
+					     &len), -EINVAL);
+	free(sc);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* ferry_build_info: one series at 1, in every scrape, with the build's
+ * version and its transports (ferry_xport_list) sorted by name. */
+static void test_build_info(void)
+{
+	const struct ferry_xport_ops *const *l = ferry_xport_list();
+	struct scrape *sc = malloc(sizeof(*sc));
+	const char *names[8];
+	char key[256];
+	size_t n = 0, at;
+	unsigned found = 0;
+
+	for (; l[n]; n++) {
+		CU_ASSERT_FATAL(n < 8);
+		names[n] = l[n]->name;
+	}
+	qsort(names, n, sizeof(names[0]), by_name);
+	at = (size_t)snprintf(key, sizeof(key),
+			      "ferry_build_info{version=\"%s\",transports=\"",
+			      FERRY_VERSION);
+	for (size_t i = 0; i < n; i++)
+		at += (size_t)snprintf(key + at, sizeof(key) - at, "%s%s",
+				       i ? "," : "", names[i]);
+	snprintf(key + at, sizeof(key) - at, "\"}");
+	CU_ASSERT(FERRY_VERSION[0] != 0); /* meson.build's version */
+	CU_ASSERT(strstr(key, "tcp") != NULL); /* built everywhere */
+
+	make_root();
+	ferry__metrics_reset();
+	render("/nonexistent-ferry-root", sc);
+	if (val(sc, key) != 1)
+		fprintf(stderr, "no series %s\n", key);
+	CU_ASSERT_EQUAL(val(sc, key), 1);
+	for (unsigned i = 0; i < sc->n; i++)
+		found += strncmp(sc->s[i].key, "ferry_build_info", 16) == 0;
+	CU_ASSERT_EQUAL(found, 1);
+	render_host(root, sc);
+	CU_ASSERT_EQUAL(val(sc, key), 1);
+	free(sc);
+}
+
+/* Goodput is the rate between the last two samples, and 0 when nothing
+ * moves: a sample that saw no new bytes, a transport and direction whose
+ * last pipeline is gone (at once, and the bytes it moved after the last
+ * sample never show as a rate), and a last sample older than 2.5
+ * periods. The samples are given times; those ahead of the clock are
+ * fresh whatever the test's pace. */
+#define SEC 1000000000ull
+#define GOODPUT_TCP_RX "ferry_goodput_bytes_per_second" TCP_RX
+#define GOODPUT_UROCE_TX "ferry_goodput_bytes_per_second" UROCE_TX
+
 static void test_goodput(void)
 {
 	struct scrape *sc = malloc(sizeof(*sc));
-	struct fake *p = calloc(1, sizeof(*p));
-	uint64_t t0 = 1000000000ull;
+	struct fake *p = calloc(1, sizeof(*p)), *p2 = calloc(1, sizeof(*p2)),
+		    *q = calloc(1, sizeof(*q));
+	const char *none = "/nonexistent-ferry-root";
+	uint64_t now = ferry__now_ns(), f = now + 1000 * SEC;
 
+	CU_ASSERT_FATAL(now > 20 * SEC);
 	ferry__metrics_reset();
 	CU_ASSERT_EQUAL(ferry__metrics_attach(p, "tcp", FERRY__M_RX, fake_read), 0);
-	ferry__metrics_sample_at(t0);
-	render("/nonexistent-ferry-root", sc);
-	CU_ASSERT_EQUAL(val(sc, "ferry_goodput_bytes_per_second" TCP_RX), 0);
-	atomic_store(&p->bytes, 1000000000ull);
-	ferry__metrics_sample_at(t0 + 2000000000ull);
-	render("/nonexistent-ferry-root", sc);
-	CU_ASSERT_DOUBLE_EQUAL(val(sc, "ferry_goodput_bytes_per_second" TCP_RX),
-			       5e8, 1);
-	/* idle: back to 0 at the next sample */
-	ferry__metrics_sample_at(t0 + 3000000000ull);
-	render("/nonexistent-ferry-root", sc);
-	CU_ASSERT_EQUAL(val(sc, "ferry_goodput_bytes_per_second" TCP_RX), 0);
+	CU_ASSERT_EQUAL(ferry__metrics_attach(q, "uroce", FERRY__M_TX, fake_read), 0);
+	render(none, sc); /* no sample yet */
+	CU_ASSERT_EQUAL(val(sc, GOODPUT_TCP_RX), 0);
+
+	/* stale: the last two samples saw bytes, but 9 s ago */
+	ferry__metrics_sample_at(now - 10 * SEC);
+	atomic_store(&p->bytes, 1000);
+	ferry__metrics_sample_at(now - 9 * SEC);
+	render(none, sc);
+	CU_ASSERT_EQUAL(val(sc, GOODPUT_TCP_RX), 0);
+
+	/* fresh: bytes over the time between the last two samples */
+	ferry__metrics_sample_at(f);
+	atomic_store(&p->bytes, 1000 + 1000000000ull);
+	atomic_store(&q->bytes, 100000000ull);
+	ferry__metrics_sample_at(f + 2 * SEC);
+	render(none, sc);
+	CU_ASSERT_DOUBLE_EQUAL(val(sc, GOODPUT_TCP_RX), 5e8, 1);
+	CU_ASSERT_DOUBLE_EQUAL(val(sc, GOODPUT_UROCE_TX), 5e7, 1);
+
+	/* idle, pipeline still there: 0 at the next sample */
+	ferry__metrics_sample_at(f + 3 * SEC);
+	render(none, sc);
+	CU_ASSERT_EQUAL(val(sc, GOODPUT_TCP_RX), 0);
+	CU_ASSERT_EQUAL(val(sc, GOODPUT_UROCE_TX), 0);
+
+	/* moving again, then the pipeline ends (with bytes no sample saw):
+	   tcp receive reads 0 at once, uroce transmit goes on */
+	atomic_fetch_add(&p->bytes, 2000000000ull);
+	atomic_fetch_add(&q->bytes, 300000000ull);
+	ferry__metrics_sample_at(f + 4 * SEC);
+	render(none, sc);
+	CU_ASSERT_DOUBLE_EQUAL(val(sc, GOODPUT_TCP_RX), 2e9, 1);
+	atomic_fetch_add(&p->bytes, 700000000ull);
 	ferry__metrics_detach(p);
+	render(none, sc);
+	CU_ASSERT_EQUAL(val(sc, GOODPUT_TCP_RX), 0);
+	CU_ASSERT_DOUBLE_EQUAL(val(sc, GOODPUT_UROCE_TX), 3e8, 1);
+	ferry__metrics_sample_at(f + 5 * SEC);
+	render(none, sc);
+	CU_ASSERT_EQUAL(val(sc, GOODPUT_TCP_RX), 0); /* not the 7e8 */
+	ferry__metrics_sample_at(f + 6 * SEC);
+	render(none, sc);
+	CU_ASSERT_EQUAL(val(sc, GOODPUT_TCP_RX), 0);
+
+	/* the next session on tcp: 0 until a sample sees it move */
+	CU_ASSERT_EQUAL(ferry__metrics_attach(p2, "tcp", FERRY__M_RX, fake_read), 0);
+	render(none, sc);
+	CU_ASSERT_EQUAL(val(sc, GOODPUT_TCP_RX), 0);
+	atomic_store(&p2->bytes, 400000000ull);
+	ferry__metrics_sample_at(f + 7 * SEC);
+	render(none, sc);
+	CU_ASSERT_DOUBLE_EQUAL(val(sc, GOODPUT_TCP_RX), 4e8, 1);
+	ferry__metrics_detach(p2);
+	ferry__metrics_detach(q);
 	free(p);
+	free(p2);
+	free(q);
 	free(sc);
 }
 
@@ -452,8 +609,8 @@ static void test_sessions(void)
 	CU_ASSERT_EQUAL(val(a, "ferry_checksum_failures_total{kind=\"file\"}"), 1);
 	CU_ASSERT_EQUAL(val(a, "ferry_uroce_retransmitted_packets_total"), 5);
 	CU_ASSERT_EQUAL(val(a, "ferry_uroce_retransmit_timeouts_total"), 1);
-	CU_ASSERT_EQUAL(val(a, "ferry_uroce_naks_total{direction=\"rx\",kind=\"sequence\"}"), 2);
-	CU_ASSERT_EQUAL(val(a, "ferry_uroce_naks_total{direction=\"tx\",kind=\"invalid\"}"), 1);
+	CU_ASSERT_EQUAL(val(a, "ferry_uroce_naks_total{direction=\"" NAK_RX "\",kind=\"sequence\"}"), 2);
+	CU_ASSERT_EQUAL(val(a, "ferry_uroce_naks_total{direction=\"" NAK_TX "\",kind=\"invalid\"}"), 1);
 	free(rep);
 	free(a);
 	free(b);
@@ -493,16 +650,16 @@ static void test_enospc(void)
 	size_t need = 0, len = 0;
 
 	ferry__metrics_reset();
-	CU_ASSERT_EQUAL(ferry_metrics_render("/nonexistent-ferry-root", small,
+	CU_ASSERT_EQUAL(ferry_metrics_render("/nonexistent-ferry-root", 0, small,
 					     sizeof(small), &need), -ENOSPC);
 	CU_ASSERT(need > sizeof(small));
 	CU_ASSERT_EQUAL(strlen(small), sizeof(small) - 1);
 	buf = malloc(need + 1);
-	CU_ASSERT_EQUAL(ferry_metrics_render("/nonexistent-ferry-root", buf,
+	CU_ASSERT_EQUAL(ferry_metrics_render("/nonexistent-ferry-root", 0, buf,
 					     need + 1, &len), 0);
 	CU_ASSERT_EQUAL(len, need);
 	CU_ASSERT_EQUAL(strlen(buf), len);
-	CU_ASSERT_EQUAL(ferry_metrics_render("/nonexistent-ferry-root", buf,
+	CU_ASSERT_EQUAL(ferry_metrics_render("/nonexistent-ferry-root", 0, buf,
 					     need, &len), -ENOSPC);
 	free(buf);
 }
@@ -524,7 +681,9 @@ static void add_uroce_counts(void)
 /* ---- the exposition text itself, pinned ----
  * Golden files under $FERRY_TEST_DATA/metrics: what a scrape writes,
  * byte for byte, with this process's CPU time and context switches
- * (which move by themselves) written as X. A change to a name, a help
+ * (which move by themselves) written as X, and so are the label values
+ * of ferry_build_info (the version and the transports differ between
+ * builds; test_build_info checks them). A change to a name, a help
  * line, the order of families or series, or a label fails here. */
 
 /* The value of every line naming a family of prefix, as X. */
@@ -541,6 +700,28 @@ static void mask(char *text, const char *prefix)
 		/* shift the rest of the text over the value */
 		memmove(sp + 1, eol, strlen(eol) + 1);
 		*sp = 'X';
+	}
+}
+
+/* Every label value of the lines of family name, as X. */
+static void mask_labels(char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (char *l = text; *l; l = strchr(l, '\n') + 1) {
+		char *v, *end;
+
+		if (strncmp(l, name, n) != 0 || l[n] != '{')
+			continue;
+		for (v = strstr(l, "=\""); v && v < strchr(l, '}');
+		     v = strstr(v, "=\"")) {
+			v += 2;
+			end = strchr(v, '"'); /* the values here have no escapes */
+			if (end > v) {
+				memmove(v + 1, end, strlen(end) + 1);
+				*v = 'X';
+			}
+		}
 	}
 }
 
@@ -571,19 +752,21 @@ static char *read_golden(const char *name)
 	return text;
 }
 
-/* A scrape of the fake host, masked, equals the golden file name; on a
- * difference the first differing line is shown. With
+/* A scrape with flags of the fake host, masked, equals the golden file
+ * name; on a difference the first differing line is shown. With
  * FERRY_METRICS_GOLDEN_WRITE=1 in the environment the file is written
  * instead (for a change meant to alter the text: review its diff). */
-static void golden(const char *name)
+static void golden(const char *name, unsigned flags)
 {
 	char *buf = malloc(BUF), *want;
 	size_t len = 0, at = 0;
 
 	CU_ASSERT_FATAL(buf != NULL);
-	CU_ASSERT_EQUAL_FATAL(ferry_metrics_render(root, buf, BUF, &len), 0);
+	CU_ASSERT_EQUAL_FATAL(ferry_metrics_render(root, flags, buf, BUF, &len),
+			      0);
 	mask(buf, "ferry_cpu_seconds_total");
 	mask(buf, "ferry_context_switches_total");
+	mask_labels(buf, "ferry_build_info");
 	if (getenv("FERRY_METRICS_GOLDEN_WRITE")) {
 		char path[512];
 		FILE *f;
@@ -611,29 +794,39 @@ static void golden(const char *name)
 
 static void test_golden(void)
 {
-	struct fake *p = calloc(1, sizeof(*p));
+	struct fake *p = calloc(1, sizeof(*p)), *t = calloc(1, sizeof(*t));
 	struct ferry_report *rep = calloc(1, sizeof(*rep));
 
 	make_root();
 	ferry__metrics_reset();
 	/* before any session: what the first scrape of `ferry recv
-	 * --metrics` holds, the transports' families at 0 included */
-	golden("first.txt");
+	 * --metrics` holds, the transports' families at 0 included, no
+	 * host-wide series */
+	golden("first.txt", 0);
 
+	/* then with --metrics-host, after a receiving and a sending tcp
+	 * pipeline, sessions, files and a uroce session */
 	atomic_store(&p->bytes, 1 << 20);
 	atomic_store(&p->chunks, 16);
 	atomic_store(&p->streams, 2);
 	CU_ASSERT_EQUAL(ferry__metrics_attach(p, "tcp", FERRY__M_RX, fake_read), 0);
+	atomic_store(&t->bytes, 1 << 16);
+	atomic_store(&t->chunks, 1);
+	atomic_store(&t->stalls, 3);
+	atomic_store(&t->streams, 1);
+	CU_ASSERT_EQUAL(ferry__metrics_attach(t, "tcp", FERRY__M_TX, fake_read), 0);
 	ferry__metrics_session_begin(FERRY__M_RECEIVER);
 	ferry__metrics_session_end(FERRY__M_SENDER, -FERRY_ETIMEOUT);
 	rep->files_done = 4;
 	ferry__metrics_files(FERRY__M_RECEIVER, rep);
 	ferry__metrics_netdev("lo");
 	add_uroce_counts();
-	golden("counted.txt");
+	golden("counted.txt", FERRY_METRICS_HOST);
 	ferry__metrics_detach(p);
+	ferry__metrics_detach(t);
 	free(rep);
 	free(p);
+	free(t);
 }
 
 /* The families a layer above describes: written as described, series in
@@ -665,7 +858,7 @@ static void test_families_text(char *out, size_t n)
 
 	CU_ASSERT_FATAL(buf != NULL);
 	CU_ASSERT_EQUAL_FATAL(ferry_metrics_render("/nonexistent-ferry-root",
-						   buf, BUF, &len), 0);
+						   0, buf, BUF, &len), 0);
 	a = strstr(buf, "# HELP ferry_test_");
 	b = strstr(buf, "# HELP ferry_cpu_seconds_total");
 	CU_ASSERT_FATAL(a && b && a < b);
@@ -700,7 +893,7 @@ static void test_families(void)
 	render("/nonexistent-ferry-root", sc);
 	CU_ASSERT_EQUAL(val(sc, "ferry_test_events_total{side=\"b\",kind=\"x\"}"), 0);
 	CU_ASSERT_EQUAL(val(sc, "ferry_test_depth"), 0);
-	CU_ASSERT_EQUAL(val(sc, "ferry_uroce_naks_total{direction=\"tx\",kind=\"invalid\"}"), 0);
+	CU_ASSERT_EQUAL(val(sc, "ferry_uroce_naks_total{direction=\"" NAK_TX "\",kind=\"invalid\"}"), 0);
 	free(sc);
 }
 
@@ -721,7 +914,9 @@ int main(void)
 		{ "host signals from a fake tree, label escapes", test_host },
 		{ "a tree without the files", test_no_host },
 		{ "pipelines: live, retired, monotonic", test_pipelines },
-		{ "goodput between samples", test_goodput },
+		{ "goodput: between samples, 0 when nothing moves", test_goodput },
+		{ "host-wide series only when asked", test_host_flag },
+		{ "build info", test_build_info },
 		{ "sessions, files, errors, uroce", test_sessions },
 		{ "error classes", test_error_classes },
 		{ "a buffer too small", test_enospc },
