@@ -17,7 +17,7 @@
 
 #include "ferry/xport.h"
 #include "metrics/metrics.h"
-#include "metrics/version.h"
+#include "util/version.h"
 #include "util/util.h"
 
 struct out {

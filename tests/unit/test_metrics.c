@@ -22,7 +22,7 @@
 #include "ferry/session.h"
 #include "ferry/xport.h"
 #include "metrics/metrics.h"
-#include "metrics/version.h"
+#include "util/version.h"
 #include "util/util.h"
 #include "xport/uroce/rc.h"
 #include "xport/uroce/uroce_id.h"
@@ -309,8 +309,8 @@ static void fake_read(const void *ctx, struct ferry__m_pipe *v)
 #define TCP_TX "{transport=\"tcp\",direction=\"transmit\"}"
 #define UROCE_TX "{transport=\"uroce\",direction=\"transmit\"}"
 /* uroce's NAK directions, as lib/xport/uroce/rc_metrics.c names them */
-#define NAK_RX "rx"
-#define NAK_TX "tx"
+#define NAK_RX "receive"
+#define NAK_TX "transmit"
 
 static void test_host(void)
 {

@@ -25,7 +25,7 @@ FAMILY(retx, "ferry_uroce_retransmitted_packets_total",
 FAMILY(timeouts, "ferry_uroce_retransmit_timeouts_total",
        "uroce retransmit timer expiries", NULL);
 FAMILY(naks, "ferry_uroce_naks_total",
-       "uroce NAKs received (rx) and sent (tx) by kind", "direction", "kind");
+       "uroce NAKs received (direction receive) and sent (transmit) by kind", "direction", "kind");
 FAMILY(oow, "ferry_uroce_out_of_order_packets_total",
        "uroce requests dropped for arriving ahead of the expected PSN", NULL);
 FAMILY(dup, "ferry_uroce_duplicate_packets_total",
@@ -37,14 +37,14 @@ FAMILY(dup, "ferry_uroce_duplicate_packets_total",
 static const struct ferry__m_counter counters[] = {
 	{ &retx, { NULL }, RC(retx_pkts) },
 	{ &timeouts, { NULL }, RC(timeouts) },
-	{ &naks, { "rx", "sequence" }, RC(rx_nak_seq) },
-	{ &naks, { "rx", "rnr" }, RC(rx_nak_rnr) },
-	{ &naks, { "rx", "access" }, RC(rx_nak_access) },
-	{ &naks, { "rx", "other" }, RC(rx_nak_other) },
-	{ &naks, { "tx", "sequence" }, RC(tx_nak_seq) },
-	{ &naks, { "tx", "rnr" }, RC(tx_nak_rnr) },
-	{ &naks, { "tx", "access" }, RC(tx_nak_access) },
-	{ &naks, { "tx", "invalid" }, RC(tx_nak_invalid) },
+	{ &naks, { "receive", "sequence" }, RC(rx_nak_seq) },
+	{ &naks, { "receive", "rnr" }, RC(rx_nak_rnr) },
+	{ &naks, { "receive", "access" }, RC(rx_nak_access) },
+	{ &naks, { "receive", "other" }, RC(rx_nak_other) },
+	{ &naks, { "transmit", "sequence" }, RC(tx_nak_seq) },
+	{ &naks, { "transmit", "rnr" }, RC(tx_nak_rnr) },
+	{ &naks, { "transmit", "access" }, RC(tx_nak_access) },
+	{ &naks, { "transmit", "invalid" }, RC(tx_nak_invalid) },
 	{ &oow, { NULL }, RC(oow_drops) },
 	{ &dup, { NULL }, RC(dup_pkts) },
 };
