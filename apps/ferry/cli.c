@@ -104,8 +104,8 @@ bool cli_seconds(const char *cmd, const char *opt, const char *s, double min,
 	return true;
 }
 
-bool cli_hostport(const char *cmd, const char *arg, char *host, size_t hlen,
-		  char *port, size_t plen)
+bool cli_hostport(const char *cmd, const char *arg, const char *defport,
+		  char *host, size_t hlen, char *port, size_t plen)
 {
 	const char *colon;
 	size_t n;
@@ -129,7 +129,7 @@ bool cli_hostport(const char *cmd, const char *arg, char *host, size_t hlen,
 		goto bad;
 	memcpy(host, arg, n);
 	host[n] = 0;
-	snprintf(port, plen, "%s", colon ? colon + 1 : FERRY_DEFAULT_PORT);
+	snprintf(port, plen, "%s", colon ? colon + 1 : defport);
 	if (colon) {
 		char *end;
 		long p = strtol(colon + 1, &end, 10);

@@ -17,9 +17,10 @@ bool cli_uint(const char *cmd, const char *opt, const char *s, uint64_t min,
 bool cli_seconds(const char *cmd, const char *opt, const char *s, double min,
 		 double max, double *out);
 
-/* Split "HOST[:PORT]" ("[v6]:port" for IPv6) into host and port. */
-bool cli_hostport(const char *cmd, const char *arg, char *host, size_t hlen,
-		  char *port, size_t plen);
+/* Split "HOST[:PORT]" ("[v6]:port" for IPv6) into host and port, port
+ * defport when arg gives none. */
+bool cli_hostport(const char *cmd, const char *arg, const char *defport,
+		  char *host, size_t hlen, char *port, size_t plen);
 
 /* Load the key named by --key or $FERRY_KEY into key; no_auth leaves it
  * NULL. Prints the reason and returns false when there is none to use. */

@@ -63,7 +63,7 @@ int cmd_bench(int argc, char **argv)
 	i = cli_parse(&cli_cmd_bench, argc, argv, &a);
 	if (i < 0)
 		return a.exit;
-	if (!cli_hostport("bench", argv[i], host, sizeof(host), port,
+	if (!cli_hostport("bench", argv[i], a.port, host, sizeof(host), port,
 			  sizeof(port)))
 		return 2;
 	if ((a.marks & CLI_M_OSU) && !a.osu.mode)

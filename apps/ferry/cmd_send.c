@@ -57,8 +57,8 @@ static bool dotdot(const char *dest)
 }
 
 /* "HOST[:PORT][:/DEST]" -> host, port, dest */
-static bool parse_dest(const char *arg, char *host, size_t hl, char *port,
-		       size_t pl, char *dest, size_t dl)
+static bool parse_dest(const char *arg, const char *defport, char *host,
+		       size_t hl, char *port, size_t pl, char *dest, size_t dl)
 {
 	char hp[300], e[1024];
 	const char *slash = strstr(arg, ":/");
@@ -88,7 +88,7 @@ static bool parse_dest(const char *arg, char *host, size_t hl, char *port,
 			ferry_escape(arg, e, sizeof(e)));
 		return false;
 	}
-	return cli_hostport("send", hp, host, hl, port, pl);
+	return cli_hostport("send", hp, defport, host, hl, port, pl);
 }
 
 /* Where the files land, as the start of a URL: ferry://HOST:PORT/DEST/
@@ -165,8 +165,8 @@ int cmd_send(int argc, char **argv)
 	i = cli_parse(&cli_cmd_send, argc, argv, &a);
 	if (i < 0)
 		return a.exit;
-	if (!parse_dest(argv[argc - 1], host, sizeof(host), port, sizeof(port),
-			dest, sizeof(dest)))
+	if (!parse_dest(argv[argc - 1], a.port, host, sizeof(host), port,
+			sizeof(port), dest, sizeof(dest)))
 		return 2;
 	a.send.paths = argv + i;
 	a.send.n_paths = (size_t)(argc - i - 1);

@@ -452,6 +452,11 @@ const struct cli_opt cli_opts[] = {
 	  UINT(c.o.streams, 1, FERRY_MAX_STREAMS),
 	  .help = "parallel streams / queue pairs (default 4, max 256)",
 	  .like = "iperf3 -P, --parallel; xrdcp -S, --streams" },
+	{ .name = "port", .letter = 'p', .arg = "PORT",
+	  .cmds = CLI_BENCH | CLI_SEND, .group = G_PIPELINE, .set = set_port,
+	  .help = "the receiver's control port when HOST gives none (default "
+		  "7471)",
+	  .like = "iperf3 -p, --port" },
 	{ .name = "chunk", .letter = 'l', .arg = "SIZE",
 	  .cmds = CLI_BENCH | CLI_SEND, .group = G_PIPELINE,
 	  .mark = CLI_M_BULK, SIZE(c.o.chunk_size),
