@@ -311,6 +311,31 @@ static bool set_positive(struct cli_args *a, const struct cli_opt *o,
 	return true;
 }
 
+/* "2G", "500M", "1.5G", "800000": bits per second, decimal units. */
+static bool set_rate(struct cli_args *a, const struct cli_opt *o,
+		     const char *arg)
+{
+	char *end, l[40];
+	double v, mul = 1;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	switch (*end) {
+	case 'k': case 'K': mul = 1e3; end++; break;
+	case 'm': case 'M': mul = 1e6; end++; break;
+	case 'g': case 'G': mul = 1e9; end++; break;
+	case 't': case 'T': mul = 1e12; end++; break;
+	}
+	v *= mul;
+	if (end == arg || *end || errno || !(v >= 1000 && v <= 1e15)) {
+		fprintf(stderr, "ferry %s: bad value '%s' for %s: want bits per second such as 500M, 2G or 1.5G (decimal: 1G = 10^9), at least 1K\n",
+			a->cmd, arg, cli_opt_label(o, l, sizeof(l)));
+		return false;
+	}
+	a->c.o.rate_bps = (uint64_t)v;
+	return true;
+}
+
 static bool set_roce_port(struct cli_args *a, const struct cli_opt *o,
 			  const char *arg)
 {
@@ -457,6 +482,13 @@ const struct cli_opt cli_opts[] = {
 	  .help = "the receiver's control port when HOST gives none (default "
 		  "7471)",
 	  .like = "iperf3 -p, --port" },
+	{ .name = "bitrate", .alias = "rate", .letter = 'b', .arg = "RATE",
+	  .cmds = SENDERS, .group = G_PIPELINE, .mark = CLI_M_BULK,
+	  .set = set_rate,
+	  .help = "send at most RATE bits of payload per second over all "
+		  "streams, e.g. 2G or 500M (decimal units; default: no cap): "
+		  "chunks are paced, and over tcp each socket by the kernel too",
+	  .like = "iperf3 -b, --bitrate" },
 	{ .name = "chunk", .letter = 'l', .arg = "SIZE",
 	  .cmds = CLI_BENCH | CLI_SEND, .group = G_PIPELINE,
 	  .mark = CLI_M_BULK, SIZE(c.o.chunk_size),

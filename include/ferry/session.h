@@ -72,6 +72,10 @@ struct ferry_opts {
 	int numa_node;         /* bind memory here; -1: the NIC's node */
 	int timeout_ms;        /* handshake, connect, and stall limit */
 	int poll_mode;         /* enum ferry_poll_mode; 0: the transport's */
+	uint64_t rate_bps;     /* sender: payload bits per second at most,
+				  paced chunk by chunk over all streams
+				  (tcp: each socket paced by the kernel
+				  too); 0: no cap */
 	struct ferry_xport_conf xport; /* each transport's own settings
 					  (socket buffers, DPDK arguments,
 					  device...): ferry_xport_conf_init's

@@ -147,6 +147,9 @@ struct ferry_xport_attr {
 	const struct ferry_xport_conf *conf;
 	int poll_mode;        /* FERRY_POLL_BUSY or _EVENT, one of the
 				 transport's poll_modes */
+	uint64_t rate_bps;    /* sender: the session's cap on payload bits
+				 per second, for a transport that paces its
+				 endpoints itself (tcp); 0: none */
 	/* The peer runs another transport of this one's wire family
 	 * (ops.wire): listen, connect and accept exchange the family's
 	 * endpoint description instead of the transport's own. Only for a

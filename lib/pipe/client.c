@@ -140,6 +140,7 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 	p->poll_mode = err;
 	xa->n_ep = p->streams;
 	xa->timeout_ms = o->timeout_ms;
+	xa->rate_bps = p->rate_bps = o->rate_bps;
 	xa->conf = &o->xport;
 	xa->poll_mode = p->poll_mode;
 	xa->family = pick.family;

@@ -84,6 +84,11 @@ struct ferry__pipe {
 	struct ferry_placement pl;
 	int timeout_ms;
 
+	/* sender: at most rate_bps payload bits per second over all
+	 * streams (0: no cap); pace_next: when the next chunk may go */
+	uint64_t rate_bps;
+	_Atomic uint64_t pace_next;
+
 	/* sender: run for a byte budget or until a deadline */
 	uint64_t budget;          /* 0: time-bound */
 	_Atomic uint64_t claimed; /* bytes handed to streams so far */

@@ -4,6 +4,7 @@
  * logging or locks per chunk here. */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "pipe/credit.h"
 #include "pipe/pipe.h"
@@ -82,6 +83,35 @@ static int reap(struct ferry__stream *s, struct ferry_credit_tx *c,
 	return n < 0 ? n : 0;
 }
 
+/* The rate cap: take the next slot of the pipeline's clock for a chunk
+ * of len payload bytes, and wait (in slices, watching abort) until it
+ * begins. A clock that fell behind (idle streams) restarts at now, so
+ * an idle spell is not made up for with a burst. 1: the slot begins past
+ * a time-bound run's deadline (the stream is done). */
+static int pace(struct ferry__stream *s, uint32_t len)
+{
+	struct ferry__pipe *p = s->p;
+	uint64_t cost = (uint64_t)((double)len * 8e9 / (double)p->rate_bps);
+	uint64_t now = ferry__now_ns(), prev = atomic_load(&p->pace_next);
+	uint64_t start;
+
+	do {
+		start = prev > now ? prev : now;
+	} while (!atomic_compare_exchange_weak(&p->pace_next, &prev,
+					       start + cost));
+	if (!p->budget && p->deadline_ns && start >= p->deadline_ns)
+		return 1;
+	while ((now = ferry__now_ns()) < start) {
+		uint64_t left = start - now;
+		struct timespec ts = { 0, (long)(left < 20000000 ? left :
+							       20000000) };
+		if (atomic_load(&p->abort))
+			return -ECANCELED;
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 void *ferry__send_worker(void *arg)
 {
 	struct ferry__stream *s = arg;
@@ -135,6 +165,15 @@ void *ferry__send_worker(void *arg)
 		if (!send)
 			continue; /* read for its checksum only */
 		ferry_chunk_encode(&h, lb); /* fill computed h.crc */
+		if (p->rate_bps) {
+			err = pace(s, h.len);
+			if (err == 1) {
+				err = 0;
+				break; /* the deadline came first */
+			}
+			if (err)
+				goto out;
+		}
 		err = p->ops->post_write_imm(p->x, s->idx, p->mr, lb,
 					     FERRY_CHUNK_HDR_SPACE + h.len,
 					     (uint64_t)slot * p->stride, slot,

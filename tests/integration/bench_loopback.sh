@@ -71,4 +71,26 @@ assert docs[2].get("error"), docs[2]
 print(f"ok: 3 JSON lines; the failed session says: {docs[2]['error']}")
 PY
 
+note "-b caps the rate: paced chunks never exceed it on average, in any interval"
+"$FERRY" bench --key "$T/key" -b 300M -t 2 -J 127.0.0.1:"$jport" >"$T/rate.json" ||
+	fail "bench -b 300M"
+python3 - "$T/rate.json" <<'PY' || fail "-b 300M was exceeded"
+import json, sys
+d = json.load(open(sys.argv[1]))
+e, cap = d["end"], 300e6
+assert e["bytes"] > 0, "nothing moved"
+avg = e["bytes"] * 8 / e["seconds"]
+assert avg <= cap * 1.02, f"{avg / 1e6:.1f} Mb/s on average over {e['seconds']} s"
+# an interval counts a chunk when it is posted: at most one chunk early
+for i in d["intervals"]:
+    s = i["end"] - i["start"]
+    assert i["bytes"] * 8 <= cap * s + 8 * d["start"]["chunk_bytes"], i
+print(f"ok: {avg / 1e6:.1f} Mb/s on average under a 300 Mb/s cap")
+PY
+"$FERRY" bench --key "$T/key" -b 1G --osu lat 127.0.0.1:"$jport" >"$T/rate-osu.out" 2>&1 &&
+	fail "-b with --osu was accepted"
+"$FERRY" bench --key "$T/key" -b 12 -t 1 127.0.0.1:"$jport" >"$T/rate-bad.out" 2>&1 &&
+	fail "-b 12 was accepted"
+grep -q "at least 1K" "$T/rate-bad.out" || fail "-b 12: $(cat "$T/rate-bad.out")"
+
 echo "PASS"

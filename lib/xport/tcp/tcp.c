@@ -113,6 +113,17 @@ static void tune(struct ferry_xport *x, int fd, unsigned i)
 	} else if (x->auto_sndbuf) {
 		set_sndbuf(fd, x->auto_sndbuf);
 	}
+	if (x->attr.rate_bps) {
+		/* the session's cap over the streams, as the kernel paces a
+		 * socket: bytes per second (smooths a chunk's burst; the
+		 * pipeline paces chunk by chunk) */
+		uint64_t bps = x->attr.rate_bps / 8 / x->n_ep + 1;
+		unsigned int b32 = bps > UINT32_MAX ? UINT32_MAX : (unsigned)bps;
+		if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &bps,
+			       sizeof(bps)) < 0)
+			setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &b32,
+				   sizeof(b32));
+	}
 	if (i == 0) {
 		int snd = 0, rcv = 0;
 		socklen_t l = sizeof(int);
