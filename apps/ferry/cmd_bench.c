@@ -21,12 +21,13 @@ static int run_osu(const char *host, const char *port, struct cli_args *a,
 		cli_die_usage("bench", "-t, -n, -P, -l and --slots do not go with --osu");
 	if (!a->osu_sizes)
 		ferry_osu_default_sizes(&a->osu);
-	res = malloc(sizeof(*res));
+	res = calloc(1, sizeof(*res));
 	if (!res)
 		return -ENOMEM;
 	err = ferry_osu(host, port, &a->c.o, &a->osu, res, why, whylen);
-	if (!err || res->n_rows)
-		out_osu(stdout, res, a->c.json, a->csv);
+	if (!err || res->n_rows || a->c.json)
+		out_osu(stdout, res, a->c.json, a->csv,
+			!err ? NULL : why[0] ? why : ferry_strerror(err));
 	free(res);
 	return err;
 }

@@ -108,14 +108,32 @@ void out_json_line(FILE *f, const struct ferry_report *r, const char *error)
 	free(doc);
 }
 
-void out_osu(FILE *f, const struct ferry_osu_result *r, bool json, bool csv)
+void out_osu(FILE *f, const struct ferry_osu_result *r, bool json, bool csv,
+	     const char *error)
 {
-	if (json)
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (json && error && (m = open_memstream(&doc, &len))) {
+		/* the document with "error" as its last member */
+		ferry_osu_json(r, m);
+		fclose(m);
+		while (len && doc[len - 1] == '\n')
+			len--;
+		if (len && doc[len - 1] == '}')
+			len--; /* the document's own end */
+		fprintf(f, "%.*s", (int)len, doc);
+		error_member(f, (void *)error);
+		fputs("\n}\n", f);
+		free(doc);
+	} else if (json) {
 		ferry_osu_json(r, f);
-	else if (csv)
+	} else if (csv) {
 		ferry_osu_csv(r, f);
-	else
+	} else {
 		ferry_osu_table(r, f);
+	}
 }
 
 /* File lines reach a terminal at once; a pipe or file gets them at least

@@ -35,8 +35,10 @@ void out_report(FILE *f, const char *prefix, const struct ferry_report *r,
  * one per session), with an "error" member when error is not NULL. */
 void out_json_line(FILE *f, const struct ferry_report *r, const char *error);
 
-/* An --osu result as JSON, CSV or the table. */
-void out_osu(FILE *f, const struct ferry_osu_result *r, bool json, bool csv);
+/* An --osu result as JSON (with "error" when error is not NULL), CSV or
+ * the table. */
+void out_osu(FILE *f, const struct ferry_osu_result *r, bool json, bool csv,
+	     const char *error);
 
 /* One file's result, as send and cp print it on stdout. To a terminal,
  * for people: "adler32:1a2b3c4d  NAME (SIZE)", with " skipped:

@@ -6,9 +6,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ferry/session.h"
 #include "util/util.h"
+#include "util/version.h"
 
 static const char *const mode_names[] = { NULL, "lat", "bw", "bibw", "mr" };
 
@@ -249,11 +251,54 @@ int ferry_osu_csv(const struct ferry_osu_result *r, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
+/* iperf3 -J's members for a message benchmark: each size an interval
+ * (its messages' bytes over its timed seconds, one after another), the
+ * run's sums in end; ferry's rows beside them. */
+static void osu_iperf(const struct ferry_osu_result *r, FILE *out)
+{
+	double t = 0, cpu = 0, peer = 0;
+	uint64_t bytes = 0;
+	time_t now = time(NULL);
+	char when[64];
+	struct tm tm;
+
+	if (!gmtime_r(&now, &tm))
+		memset(&tm, 0, sizeof(tm));
+	strftime(when, sizeof(when), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	fprintf(out, "  \"start\": {\"version\": \"ferry %s\", \"timestamp\": {\"time\": \"%s\", \"timesecs\": %lld},\n"
+		"    \"test_start\": {\"protocol\": \"%s\", \"num_streams\": %d, \"omit\": 0, \"reverse\": 0, \"tos\": 0}},\n"
+		"  \"intervals\": [",
+		FERRY_VERSION, when, (long long)now,
+		strcmp(r->transport, "tcp") ? "RoCEv2" : "TCP",
+		r->mode == ferry_osu_mode_parse("bibw") ? 2 : 1);
+	for (unsigned i = 0; i < r->n_rows; i++) {
+		const struct ferry_osu_row *w = &r->rows[i];
+		double s = fin(w->seconds);
+
+		fprintf(out, "%s\n    {\"size\": %u, \"sum\": {\"start\": %.9g, \"end\": %.9g, \"seconds\": %.9g, \"bytes\": %llu, \"bits_per_second\": %.9g, \"omitted\": false, \"sender\": true}}",
+			i ? "," : "", w->size, t, t + s, s,
+			(unsigned long long)w->bytes,
+			s > 0 ? (double)w->bytes * 8 / s : 0);
+		t += s;
+		bytes += w->bytes;
+		cpu += fin(w->cpu_pct) * s;
+		peer += fin(w->peer_cpu_pct) * s;
+	}
+	fprintf(out, "\n  ],\n  \"end\": {\"sum_sent\": {\"start\": 0, \"end\": %.9g, \"seconds\": %.9g, \"bytes\": %llu, \"bits_per_second\": %.9g, \"sender\": true},\n"
+		"    \"sum_received\": {\"start\": 0, \"end\": %.9g, \"seconds\": %.9g, \"bytes\": %llu, \"bits_per_second\": %.9g, \"sender\": true},\n"
+		"    \"cpu_utilization_percent\": {\"host_total\": %.4g, \"remote_total\": %.4g}},\n",
+		t, t, (unsigned long long)bytes, t > 0 ? (double)bytes * 8 / t : 0,
+		t, t, (unsigned long long)bytes, t > 0 ? (double)bytes * 8 / t : 0,
+		t > 0 ? cpu / t : 0, t > 0 ? peer / t : 0);
+}
+
 int ferry_osu_json(const struct ferry_osu_result *r, FILE *out)
 {
 	const char *mode = ferry_osu_mode_name(r->mode);
 
-	fputs("{\n  \"osu\": ", out);
+	fputs("{\n", out);
+	osu_iperf(r, out);
+	fputs("  \"osu\": ", out);
 	ferry_json_str(out, mode ? mode : "");
 	fputs(", \"transport\": ", out);
 	ferry_json_str(out, r->transport);
