@@ -448,8 +448,8 @@ int cmd_cp(int argc, char **argv)
 	if (!parse_side(argv[argc - 1], &dst) || !check_sides(src, n, &dst) ||
 	    !cli_client(&a.c, "cp", true))
 		goto out;
-	if (a.c.o.rate_bps && src[0].remote) {
-		fprintf(stderr, "ferry cp: -b caps a push, which this host sends; a pull or third-party copy is sent by the source daemon, which takes no cap from the client\n");
+	if ((a.marks & CLI_M_SHAPE) && src[0].remote) {
+		fprintf(stderr, "ferry cp: -b, -l and --slots shape a push, which this host sends; a pull or third-party copy is sent by the source daemon, with its own\n");
 		goto out;
 	}
 	/* the library's placement and memory notes only with -v */

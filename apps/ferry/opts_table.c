@@ -483,19 +483,19 @@ const struct cli_opt cli_opts[] = {
 		  "7471)",
 	  .like = "iperf3 -p, --port" },
 	{ .name = "bitrate", .alias = "rate", .letter = 'b', .arg = "RATE",
-	  .cmds = SENDERS, .group = G_PIPELINE, .mark = CLI_M_BULK,
-	  .set = set_rate,
+	  .cmds = SENDERS, .group = G_PIPELINE,
+	  .mark = CLI_M_BULK | CLI_M_SHAPE, .set = set_rate,
 	  .help = "send at most RATE bits of payload per second over all "
 		  "streams, e.g. 2G or 500M (decimal units; default: no cap): "
 		  "chunks are paced, and over tcp each socket by the kernel too",
 	  .like = "iperf3 -b, --bitrate" },
 	{ .name = "chunk", .letter = 'l', .arg = "SIZE",
-	  .cmds = CLI_BENCH | CLI_SEND, .group = G_PIPELINE,
-	  .mark = CLI_M_BULK, SIZE(c.o.chunk_size),
+	  .cmds = SENDERS, .group = G_PIPELINE,
+	  .mark = CLI_M_BULK | CLI_M_SHAPE, SIZE(c.o.chunk_size),
 	  .help = "payload per chunk, a multiple of 4K (default 4M)",
 	  .like = "iperf3 -l, --length" },
-	{ .name = "slots", .arg = "N", .cmds = CLI_BENCH | CLI_SEND,
-	  .group = G_PIPELINE, .mark = CLI_M_BULK,
+	{ .name = "slots", .arg = "N", .cmds = SENDERS,
+	  .group = G_PIPELINE, .mark = CLI_M_BULK | CLI_M_SHAPE,
 	  UINT(c.o.slots, 1, FERRY_MAX_SLOTS),
 	  .help = "receiver ring slots, split over the streams (default 64, "
 		  "fewer when the files fill fewer: one per chunk they hold; "

@@ -79,6 +79,7 @@ struct cli_args {
 enum {
 	CLI_M_BULK = 1u << 0, /* bench: -t, -n, -P, -l, --slots (not --osu) */
 	CLI_M_OSU = 1u << 1,  /* bench: an option that needs --osu */
+	CLI_M_SHAPE = 1u << 2, /* cp: -b, -l, --slots (a push's own) */
 };
 
 struct cli_opt;
