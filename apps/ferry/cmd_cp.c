@@ -384,6 +384,10 @@ static int copy(const struct side *src, const struct side *dst,
 		co->failed += (unsigned)cp->n - total;
 		total = (unsigned)cp->n;
 	}
+	if (!src[0].remote && total < rep->files_total) {
+		co->failed += (unsigned)rep->files_total - total;
+		total = (unsigned)rep->files_total;
+	}
 	if (c->json) {
 		/* a pull or third-party copy: this host's view of it */
 		if (src[0].remote) {

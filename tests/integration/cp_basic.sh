@@ -109,6 +109,10 @@ cmp $T/local/f2 $T/a/withlink/tree/link || fail "push -L did not send what the l
 rm $T/local/tree/link
 
 note "refusals"
+n=$(find $T/local/tree -type f | wc -l)
+cp_ $T/local/tree ferry://127.0.0.1:$(free_port)/x/ >$T/closed.out 2>&1 && fail "a push to a closed port succeeded"
+grep -q "0 of $n files published, 0 skipped, $n failed" $T/closed.out ||
+	fail "a refused push does not count its files failed: $(cat $T/closed.out)"
 expect_fail 1 "No such file" cp_ $A/nope $T/out/
 expect_fail 1 "No such file" cp_ $A/nope $B/
 FERRY_KEY=$T/keys/ro.key expect_fail 1 "may not write" cp_ $T/local/f2 $A/ro.dat
