@@ -8,6 +8,7 @@
 #ifndef FERRY_STATS_H
 #define FERRY_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,6 +23,9 @@ struct ferry_interval {
 	uint64_t bytes, chunks, stalls;
 	uint64_t stream_bytes[FERRY_REPORT_IV_STREAMS]; /* of the first
 					     FERRY_REPORT_IV_STREAMS streams */
+	uint64_t retransmits; /* packets sent again, every stream (where the
+				 report has_retransmits) */
+	uint32_t stream_retransmits[FERRY_REPORT_IV_STREAMS];
 };
 
 struct ferry_report {
@@ -49,6 +53,9 @@ struct ferry_report {
 	double seconds;
 	uint64_t bytes, chunks, stalls, crc_errors;
 	uint64_t stream_bytes[FERRY_REPORT_STREAMS]; /* per stream, this side */
+	bool has_retransmits; /* the transport counts them (a sender's tcp) */
+	uint64_t retransmits; /* packets sent again, every stream */
+	uint64_t stream_retransmits[FERRY_REPORT_STREAMS];
 	double cpu_user, cpu_sys;           /* this side, seconds */
 	double peer_cpu_user, peer_cpu_sys; /* other side; < 0 unknown */
 	uint64_t peer_bytes;                /* what the other side counted */

@@ -284,6 +284,12 @@ struct ferry_xport_ops {
 	 * any session, so a scrape shows them at 0 from the start; the
 	 * transport adds to them (from its control path, never per chunk). */
 	const struct ferry_metric_set *metrics;
+
+	/* Packets endpoint ep has sent again so far (tcp: TCP_INFO's
+	 * total_retrans of its socket), for the reports' retransmits.
+	 * Optional (NULL: the transport does not count them). The control
+	 * thread, while the endpoint is open; cheap. */
+	uint64_t (*retransmits)(struct ferry_xport *x, unsigned ep);
 };
 
 /* ops.needs: an RDMA device (a NIC's, or rxe); memory it may pin

@@ -197,6 +197,13 @@ int ferry__pipe_next_tick_ms(const struct ferry__pipe *p,
 	return due > 20 ? 20 : (int)due;
 }
 
+/* Does this pipeline's transport count a sender's retransmissions? */
+static bool counts_retx(const struct ferry__pipe *p)
+{
+	return p->role == FERRY__SENDER && p->x && p->ops &&
+	       FERRY_XPORT_HAS(p->ops, retransmits);
+}
+
 void ferry__pipe_tick(struct ferry__pipe *p, const struct ferry_opts *o,
 		      struct ferry_report *rep, bool force)
 {
@@ -220,6 +227,22 @@ void ferry__pipe_tick(struct ferry__pipe *p, const struct ferry_opts *o,
 				      atomic_load(&p->st[i].bytes) : 0;
 		iv.stream_bytes[i] = sb - p->last_sbytes[i];
 		p->last_sbytes[i] = sb;
+	}
+	iv.retransmits = 0;
+	memset(iv.stream_retransmits, 0, sizeof(iv.stream_retransmits));
+	if (counts_retx(p)) {
+		uint64_t all = 0;
+		for (unsigned i = 0; i < p->streams; i++) {
+			uint64_t r = p->ops->retransmits(p->x, i);
+			all += r;
+			if (i < FERRY_REPORT_IV_STREAMS) {
+				iv.stream_retransmits[i] =
+					(uint32_t)(r - p->last_sretx[i]);
+				p->last_sretx[i] = r;
+			}
+		}
+		iv.retransmits = all - p->last_retx;
+		p->last_retx = all;
 	}
 	p->last_ns = now;
 	p->last_bytes = b;
@@ -282,6 +305,13 @@ void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep)
 	for (unsigned i = 0; p->st && i < p->streams &&
 			     i < FERRY_REPORT_STREAMS; i++)
 		rep->stream_bytes[i] = atomic_load(&p->st[i].bytes);
+	rep->has_retransmits = counts_retx(p);
+	rep->retransmits = 0;
+	for (unsigned i = 0; rep->has_retransmits && i < p->streams &&
+			     i < FERRY_REPORT_STREAMS; i++) {
+		rep->stream_retransmits[i] = p->ops->retransmits(p->x, i);
+		rep->retransmits += rep->stream_retransmits[i];
+	}
 	ferry__thread_cpu(&u, &s);
 	rep->cpu_user = u - p->ctl_u0;
 	rep->cpu_sys = s - p->ctl_s0;

@@ -103,6 +103,7 @@ struct ferry__pipe {
 	/* interval sampling */
 	uint64_t last_ns, last_bytes, last_chunks, last_stalls;
 	uint64_t last_sbytes[FERRY_REPORT_IV_STREAMS]; /* per stream */
+	uint64_t last_retx, last_sretx[FERRY_REPORT_IV_STREAMS];
 	double ctl_u0, ctl_s0; /* control thread CPU when the session began */
 	double proc_u0, proc_s0; /* the process's, likewise */
 };

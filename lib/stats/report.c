@@ -79,9 +79,10 @@ static void split_peer(const char *peer, char *host, size_t len,
 }
 
 /* iperf3's interval and summary object: {"socket"?, start, end, seconds,
- * bytes, bits_per_second, omitted?, sender}, opened (not closed). */
+ * bytes, bits_per_second, retransmits?, omitted?, sender}, opened (not
+ * closed); retx < 0: not counted. */
 static void span(FILE *out, int socket, double start, double end,
-		 uint64_t bytes, bool interval, bool sender)
+		 uint64_t bytes, int64_t retx, bool interval, bool sender)
 {
 	fputc('{', out);
 	if (socket > 0)
@@ -95,6 +96,8 @@ static void span(FILE *out, int socket, double start, double end,
 	fprintf(out, ", \"bytes\": %llu, \"bits_per_second\": ",
 		(unsigned long long)bytes);
 	jnum(out, end > start ? (double)bytes * 8 / (end - start) : 0);
+	if (retx >= 0)
+		fprintf(out, ", \"retransmits\": %lld", (long long)retx);
 	if (interval)
 		fputs(", \"omitted\": false", out);
 	fprintf(out, ", \"sender\": %s", sender ? "true" : "false");
@@ -199,11 +202,16 @@ static void intervals_json(const struct ferry_report *r, FILE *out)
 		for (unsigned k = 0; k < ns; k++) {
 			fputs(k ? ",\n      " : "\n      ", out);
 			span(out, (int)k + 1, iv->start, iv->end,
-			     iv->stream_bytes[k], true, sender);
+			     iv->stream_bytes[k],
+			     r->has_retransmits ?
+				     (int64_t)iv->stream_retransmits[k] : -1,
+			     true, sender);
 			fputc('}', out);
 		}
 		fputs("],\n     \"sum\": ", out);
-		span(out, 0, iv->start, iv->end, iv->bytes, true, sender);
+		span(out, 0, iv->start, iv->end, iv->bytes,
+		     r->has_retransmits ? (int64_t)iv->retransmits : -1, true,
+		     sender);
 		fputs("},\n     \"start\": ", out);
 		jnum(out, iv->start);
 		fputs(", \"end\": ", out);
@@ -233,6 +241,8 @@ static void end_iperf(const struct ferry_report *r, FILE *out)
 		if (sender || whole) {
 			fputs("{\"sender\": ", out);
 			span(out, (int)k + 1, 0, r->seconds, r->stream_bytes[k],
+			     r->has_retransmits ?
+				     (int64_t)r->stream_retransmits[k] : -1,
 			     false, true);
 			fputc('}', out);
 		}
@@ -240,15 +250,16 @@ static void end_iperf(const struct ferry_report *r, FILE *out)
 			fputs(sender || whole ? ", \"receiver\": " :
 						"{\"receiver\": ", out);
 			span(out, (int)k + 1, 0, r->seconds, r->stream_bytes[k],
-			     false, true);
+			     -1, false, true);
 			fputc('}', out);
 		}
 		fputc('}', out);
 	}
 	fputs("],\n    \"sum_sent\": ", out);
-	span(out, 0, 0, r->seconds, sent, false, true);
+	span(out, 0, 0, r->seconds, sent,
+	     r->has_retransmits ? (int64_t)r->retransmits : -1, false, true);
 	fputs("},\n    \"sum_received\": ", out);
-	span(out, 0, 0, r->seconds, got, false, true);
+	span(out, 0, 0, r->seconds, got, -1, false, true);
 	fputs("},\n    ", out);
 	cpu_percent(out, r);
 	fputs(",\n    ", out);

@@ -2,7 +2,8 @@
 # ferry bench -J reads like iperf3 -J: iperf3 -c -P 2 -J and ferry bench
 # -P 2 -J run on one namespace pair in this run, and both documents go to
 # one parser written for iperf3's schema (the fields iperf3 users read:
-# end.sum_sent / sum_received bytes, seconds and bits_per_second,
+# end.sum_sent / sum_received bytes, seconds and bits_per_second, the
+# sender's retransmits (both over tcp),
 # end.streams[].sender, intervals[].sum and intervals[].streams[],
 # end.cpu_utilization_percent). Both must parse, with sane values; ferry's
 # per-stream bytes must add up to its sum. Then a failed run: with no
@@ -38,6 +39,7 @@ def read(path):
                        i["sum"]["bits_per_second"],
                        [x["bytes"] for x in i["streams"]]) for i in iv],
         "cpu": (cpu["host_total"], cpu["remote_total"]),
+        "retransmits": s["retransmits"],
         "num_streams": d["start"]["test_start"]["num_streams"],
     }
 
@@ -75,6 +77,7 @@ for name, g in got.items():
     assert all(b > 0 and bps > 0 for _, b, bps in g["streams"]), (name, g["streams"])
     assert len(g["intervals"]) >= 2, name
     assert all(len(i[4]) == 2 for i in g["intervals"]), name
+    assert isinstance(g["retransmits"], int) and g["retransmits"] >= 0, (name, g["retransmits"])
     host, remote = g["cpu"]
     assert 0 < host <= 200 * 2 and 0 <= remote <= 200 * 2, (name, g["cpu"])
 f = got["ferry.json"]

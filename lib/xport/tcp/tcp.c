@@ -399,6 +399,17 @@ static void tcp_close(struct ferry_xport *x)
 	free(x);
 }
 
+static uint64_t tcp_retransmits(struct ferry_xport *x, unsigned ep)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (ep >= x->n_ep || x->ep[ep].fd < 0 ||
+	    getsockopt(x->ep[ep].fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		return 0;
+	return ti.tcpi_total_retrans;
+}
+
 const struct ferry_xport_ops ferry__xport_tcp = {
 	.size = sizeof(struct ferry_xport_ops),
 	FERRY__TCP_ID, /* name, control-channel bit, rank, wire */
@@ -419,4 +430,5 @@ const struct ferry_xport_ops ferry__xport_tcp = {
 		      FERRY_POLL_BIT(FERRY_POLL_EVENT),
 	.poll_default = FERRY_POLL_EVENT,
 	.duplex = tcp_duplex,
+	.retransmits = tcp_retransmits,
 };
