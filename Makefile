@@ -4,7 +4,7 @@
 BUILD ?= build
 MESON_OPTS ?= -Dwerror=true
 
-.PHONY: all deps build test demo bench clean test-unit test-asan test-valgrind
+.PHONY: all deps build test demo bench clean test-unit test-asan test-valgrind deb
 
 all: build
 
@@ -36,6 +36,11 @@ test-valgrind: build
 
 demo: build
 	@tools/demo.sh $(BUILD)
+
+# The Debian packages (build-deb/), from a clean copy of the tree, and
+# lintian's verdict on them.
+deb: deps
+	@tools/deb.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -16,6 +16,7 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio kmod # tests/vm: rxe guests (and the kernel, below)
 	perftest # bench/verbs_vs_perftest.sh
 	xrootd-server xrootd-client # the reference for ferry's checksum lines
+	dpkg-dev debhelper lintian mmdebstrap git # make deb, the package install test
 )
 
 # The guests of tests/vm boot Debian's packaged kernel, fetched with
