@@ -43,7 +43,7 @@ done
 need=$(for d in "${debs[@]}"; do dpkg-deb -f "$d" Depends; done |
 	tr ',' '\n' | sed 's/([^)]*)//; s/|.*//; s/ //g' |
 	grep -v -E "^($(echo $PKGS | tr ' ' '|')|)\$" | sort -u | paste -sd,)
-need="$need,man-db,systemd,gcc,libc6-dev,pkgconf,python3-gfal2"
+need="$need,man-db,systemd,gcc,libc6-dev,pkgconf,python3-gfal2,gfal2-util-scripts,gfal2-plugin-file"
 CACHE=${FERRY_DEB_CACHE:-/var/cache/ferry-deb}
 mkdir -p "$CACHE" || skip "cannot make the cache directory $CACHE"
 key=$(printf '%s %s' "$SUITE" "$need" | sha256sum | cut -c1-16)
@@ -100,6 +100,13 @@ tail -n 2 "$T/hello.txt"
 note "gfal2 finds the plugin"
 in_root python3 -c 'import gfal2; n = gfal2.creat_context().get_plugin_names(); print(n); assert any("ferry" in x for x in n)' \
 	>"$T/gfal.txt" 2>&1 || bad "gfal2 does not list the ferry plugin: $(tail -n 2 "$T/gfal.txt")"
+# gfal-copy to a ferry:// URL where nothing listens: the plugin's own
+# words, not "Protocol not supported"
+echo hello >"$R/tmp/src.txt"
+in_root gfal-copy -t 5 file:///tmp/src.txt ferry://127.0.0.1:1/x.txt >"$T/gfal-copy.txt" 2>&1 &&
+	bad "gfal-copy to a closed port succeeded"
+grep -q "nothing listens" "$T/gfal-copy.txt" ||
+	bad "gfal-copy did not reach the ferry plugin: $(tail -n 2 "$T/gfal-copy.txt")"
 
 note "apt-get remove: nothing left but the configuration"
 in_root sh -c 'for p in ferry libferry0 libferry-dev ferry-wanem gfal2-plugin-ferry; do dpkg -L $p; done' |
