@@ -90,6 +90,8 @@ def check_commands(a):
     cmds = dict(re.findall(r'\{\s*"([\w-]+)"\s*,\s*(\w+)\s*\}', table))
     listed = mkman.command_summaries(main_c)
     top = page_text(os.path.join(a.man, "ferry.1"))
+    m = re.search(r"^\.SH \"?SEE ALSO\"?\n(.*?)(?=^\.SH|\Z)", top, re.S | re.M)
+    see_also = m.group(1) if m else ""
     for c in sorted(set(cmds) | set(listed)):
         if c not in listed:
             fail("ferry %s: not in help_main's Commands list" % c)
@@ -97,8 +99,8 @@ def check_commands(a):
         if not os.path.exists(page):
             fail("ferry %s: no man page ferry-%s.1" % (c, c))
             continue
-        if "ferry-%s(1)" % c not in top:
-            fail("ferry.1 does not point to ferry-%s(1)" % c)
+        if "ferry-%s(1)" % c not in see_also:
+            fail("ferry.1's SEE ALSO does not name ferry-%s(1)" % c)
         check_usage(a, c, page)
     return cmds
 
