@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "doctor_int.h"
+#include "ferry/session.h"
+#include "xport/tcp/tcp_plan.h"
 
 /* The bytes one socket must buffer: the BDP, up to TCP's largest window. */
 static uint64_t per_socket(const struct ferry__doctor *d)
@@ -129,12 +131,44 @@ static void flag(struct ferry__doctor *d, const char *name, long good,
 	ferry__doctor_fix(c, "sysctl -w net.ipv4.%s=%ld", name, good);
 }
 
+/* The streams this path needs with the buffers this host allows (the
+ * same at both ends), against ferry's default stream count. */
+static void plan(struct ferry__doctor *d)
+{
+	struct ferry__tcp_limits l;
+	struct ferry__tcp_plan p;
+	struct ferry_check *c;
+
+	ferry__tcp_limits_read(d->root, &l);
+	ferry__tcp_plan(d->rtt_ms / 1e3, d->rate_gbps * 1e9, &l, &l, 0, 0, 0,
+			&p);
+	if (p.covered < p.bdp) {
+		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "tcp streams");
+		ferry__doctor_value(c, "%s", p.why);
+		ferry__doctor_fix(c, "raise the buffer sysctls above, or give ferry CAP_NET_ADMIN on both hosts");
+	} else if (p.streams > FERRY_DEFAULT_STREAMS) {
+		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "tcp streams");
+		ferry__doctor_value(c, "%s; the default %d streams are too few",
+				    p.why, FERRY_DEFAULT_STREAMS);
+		if (p.reach < FERRY__PLAN_MAX_WINDOW)
+			ferry__doctor_fix(c, "give ferry send and bench -P %u, or raise the buffer sysctls above so that %d streams do",
+					  p.streams, FERRY_DEFAULT_STREAMS);
+		else /* TCP's largest window already */
+			ferry__doctor_fix(c, "give ferry send and bench -P %u",
+					  p.streams);
+	} else {
+		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "tcp streams");
+		ferry__doctor_value(c, "%s", p.why);
+	}
+}
+
 void ferry__doctor_tcp(struct ferry__doctor *d)
 {
 	core_max(d, "rmem_max");
 	core_max(d, "wmem_max");
 	tcp_mem(d, "tcp_rmem");
 	tcp_mem(d, "tcp_wmem");
+	plan(d);
 	congestion(d);
 	flag(d, "tcp_slow_start_after_idle", 0, FERRY_CHECK_WARN,
 	     "a stream idle for one RTO restarts from a small window");

@@ -309,11 +309,20 @@ static void test_bdp(void)
 	EXPECT("net.ipv4.tcp_rmem", FERRY_CHECK_WARN, "below the 47.7 MiB");
 	EXPECT_FIX("net.ipv4.tcp_rmem", "'4096 131072 67108864'");
 
-	/* 400 Gb/s x 120 ms (STUDIES.md A): 1 GiB per socket is enough. */
+	/* 400 Gb/s x 120 ms (STUDIES.md A): 1 GiB per socket is enough, and
+	 * 7 streams of TCP's largest window carry the BDP: more than the
+	 * default 4, which is the one warning. */
 	CU_ASSERT_EQUAL(run_ex("good", NULL, 120, 400), 0);
 	EXPECT("bdp", FERRY_CHECK_INFO, "1 GiB per TCP socket at most");
 	EXPECT("net.core.rmem_max", FERRY_CHECK_PASS, "1 GiB");
-	CU_ASSERT_EQUAL(count(FERRY_CHECK_WARN), 0);
+	EXPECT("tcp streams", FERRY_CHECK_WARN, "7 streams x 1022 MiB");
+	EXPECT_FIX("tcp streams", "-P 7");
+	CU_ASSERT_EQUAL(count(FERRY_CHECK_WARN), 1);
+
+	/* 300 ms x 2 Gb/s on stock sysctls: 45 streams of 2 MiB windows */
+	CU_ASSERT_EQUAL(run_ex("bad", NULL, 300, 2), 0);
+	EXPECT("tcp streams", FERRY_CHECK_WARN, "BDP 72 MiB: 45 streams x 2 MiB (tcp_rmem max 6 MiB; no CAP_NET_ADMIN)");
+	EXPECT_FIX("tcp streams", "-P 45, or raise the buffer sysctls");
 }
 
 /* Every WARN and FAIL says how to fix it; every result says what it saw. */
