@@ -1,11 +1,11 @@
 /* Memory ferry pins: hugepages for its pools, transparent huge pages as the
  * fallback, and RLIMIT_MEMLOCK for registering them with an RDMA NIC. */
+#include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "doctor_int.h"
 
-#define CAP_IPC_LOCK_BIT 14
 
 static void hugepages(struct ferry__doctor *d)
 {
@@ -98,21 +98,6 @@ static void thp(struct ferry__doctor *d)
 	ferry__doctor_value(c, "%s (ferry asks with MADV_HUGEPAGE)", sel);
 }
 
-/* Whether this process may lock memory past its limit (root). */
-static bool cap_ipc_lock(const struct ferry__doctor *d)
-{
-	char *status = malloc(8192), *p;
-	unsigned long long caps = 0;
-	bool yes = false;
-
-	if (status && !ferry__doctor_read(d, status, 8192, "proc/self/status") &&
-	    (p = strstr(status, "CapEff:")) &&
-	    sscanf(p + strlen("CapEff:"), "%llx", &caps) == 1)
-		yes = caps & (1ull << CAP_IPC_LOCK_BIT);
-	free(status);
-	return yes;
-}
-
 /* " (A and B pin; C does not)": which transports pin memory, which not. */
 static const char *who_pins(char *buf, size_t len)
 {
@@ -162,7 +147,7 @@ static void memlock(struct ferry__doctor *d)
 		ferry__doctor_value(c, "%s", b1);
 		return;
 	}
-	if (cap_ipc_lock(d)) {
+	if (ferry__cap_effective(d->root, CAP_IPC_LOCK)) {
 		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "memlock");
 		ferry__doctor_value(c, "%s, lifted by CAP_IPC_LOCK (root); ferry run by another user needs %s",
 				    b1, ferry__doctor_bytes(b2, sizeof(b2),

@@ -1,44 +1,15 @@
 /* Reading the machine's shape from sysfs: device NUMA nodes, node CPUs. */
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "ferry/topo.h"
 #include "topo_int.h"
 #include "util/util.h"
-
-/* Read a small sysfs file into buf (NUL-terminated). Returns 0 or -errno. */
-static int read_text(const char *path, char *buf, size_t len)
-{
-	size_t got = 0;
-	int fd, r = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (got < len - 1) {
-		ssize_t n = read(fd, buf + got, len - 1 - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return r;
-}
 
 static bool valid_name(const char *name)
 {
@@ -54,10 +25,10 @@ static int read_numa_node(char *dev, long *node)
 	int r;
 
 	snprintf(path, sizeof(path), "%s/numa_node", dev);
-	r = read_text(path, buf, sizeof(buf));
+	r = ferry__read_text(path, buf, sizeof(buf));
 	if (r == -ENOENT) {
 		snprintf(path, sizeof(path), "%s/numa_node", dirname(dev));
-		r = read_text(path, buf, sizeof(buf));
+		r = ferry__read_text(path, buf, sizeof(buf));
 	}
 	if (r)
 		return r;
@@ -148,7 +119,7 @@ int ferry_topo_node_cpus(const char *sysroot, int node, int *cpus, size_t max)
 		     sysroot, node);
 	if (r < 0 || (size_t)r >= sizeof(path))
 		return -ENAMETOOLONG;
-	r = read_text(path, buf, sizeof(buf));
+	r = ferry__read_text(path, buf, sizeof(buf));
 	if (r)
 		return r;
 	return ferry_cpulist_parse(buf, cpus, max);

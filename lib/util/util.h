@@ -2,6 +2,7 @@
 #ifndef FERRY_UTIL_H
 #define FERRY_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -35,6 +36,15 @@ static inline uint64_t ferry__now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* Read the small file at path into buf (len bytes, NUL-terminated; ""
+ * when it cannot be opened). Returns 0 or -errno. */
+int ferry__read_text(const char *path, char *buf, size_t len);
+
+/* Does this process hold capability cap (linux/capability.h's CAP_*)
+ * in its effective set? Read from root/proc/self/status (root NULL or
+ * "": the real one; a test passes a fake tree), so no libcap. */
+bool ferry__cap_effective(const char *root, unsigned cap);
 
 /* Descriptors this process has open now (a scan of /proc/self/fd). */
 long ferry__fds_in_use(void);

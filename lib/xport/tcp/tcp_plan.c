@@ -1,37 +1,20 @@
 /* Streams and socket buffers for a path (tcp_plan.h). */
+#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "util/util.h"
 #include "xport/tcp/tcp_plan.h"
 
-#define CAP_NET_ADMIN_BIT 12
-
-static int read_file(const char *root, const char *rel, char *buf,
-		     size_t len)
-{
-	char path[4200];
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return 0;
-}
-
 /* The third value of a "min default max" sysctl, or one value. */
 static bool read_max(const char *root, const char *rel, bool triple,
 		     uint64_t *v)
 {
 	unsigned long long a, b, c;
-	char buf[128];
+	char path[4200], buf[128];
 
-	if (read_file(root, rel, buf, sizeof(buf)))
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (ferry__read_text(path, buf, sizeof(buf)))
 		return false;
 	if (triple ? sscanf(buf, "%llu %llu %llu", &a, &b, &c) != 3 :
 		     sscanf(buf, "%llu", &c) != 1)
@@ -42,9 +25,6 @@ static bool read_max(const char *root, const char *rel, bool triple,
 
 void ferry__tcp_limits_read(const char *root, struct ferry__tcp_limits *l)
 {
-	unsigned long long caps = 0;
-	char status[4096];
-	const char *p;
 	bool ok;
 
 	/* Linux's defaults, where a value cannot be read */
@@ -58,10 +38,7 @@ void ferry__tcp_limits_read(const char *root, struct ferry__tcp_limits *l)
 	ok &= read_max(root, "proc/sys/net/ipv4/tcp_wmem", true,
 		       &l->tcp_wmem_max);
 	l->known = ok;
-	if (!read_file(root, "proc/self/status", status, sizeof(status)) &&
-	    (p = strstr(status, "CapEff:")) &&
-	    sscanf(p + strlen("CapEff:"), "%llx", &caps) == 1)
-		l->force = caps & (1ull << CAP_NET_ADMIN_BIT);
+	l->force = ferry__cap_effective(root, CAP_NET_ADMIN);
 }
 
 static uint64_t max64(uint64_t a, uint64_t b)

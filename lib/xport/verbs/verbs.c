@@ -1,6 +1,7 @@
 /* verbs transport: control path (probe, device and PD, memory registration,
  * teardown) and the ops table. Connection management is in verbs_cm.c,
  * queue pairs in verbs_qp.c, the datapath in verbs_dp.c. */
+#include <linux/capability.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,6 @@
 #include "xport/verbs/verbs.h"
 #include "xport/verbs/verbs_id.h"
 
-#define CAP_IPC_LOCK_BIT 14 /* linux/capability.h's CAP_IPC_LOCK */
 
 /* Cheap and silent: `--transport auto` calls it on every session. */
 static int verbs_probe(const struct ferry_xport_conf *conf, char *why,
@@ -53,26 +53,6 @@ static int verbs_reach(const struct ferry_xport_conf *conf,
 	err = ferry__verbs_pick_dev(NULL, conf->verbs.device, route_if, dev,
 				    sizeof(dev), why, whylen);
 	return err == -FERRY_ENOXPORT ? err : 0;
-}
-
-/* Does this process hold CAP_IPC_LOCK (which lifts RLIMIT_MEMLOCK for
- * registrations)? Read from /proc to avoid a libcap dependency. */
-static bool has_cap_ipc_lock(void)
-{
-	char line[256];
-	bool cap = false;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "CapEff:", 7) == 0) {
-			unsigned long long eff = strtoull(line + 7, NULL, 16);
-			cap = (eff >> CAP_IPC_LOCK_BIT) & 1;
-			break;
-		}
-	fclose(f);
-	return cap;
 }
 
 /* The settings' round trip (FERRY_VERBS_RTT_MS), else the default. */
@@ -223,7 +203,7 @@ static int verbs_open(const struct ferry_xport_attr *attr,
 	x->memlock_limit = UINT64_MAX;
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		x->memlock_limit = rl.rlim_cur;
-	x->cap_ipc_lock = has_cap_ipc_lock();
+	x->cap_ipc_lock = ferry__cap_effective(NULL, CAP_IPC_LOCK);
 	x->rtt_ms = assumed_rtt_ms(&attr->conf->verbs);
 	x->ack_timeout = ferry__verbs_ack_timeout(x->rtt_ms);
 	ferry__log(FERRY_LOG_INFO,
