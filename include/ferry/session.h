@@ -277,4 +277,9 @@ int ferry_osu_table(const struct ferry_osu_result *r, FILE *out);
 int ferry_osu_csv(const struct ferry_osu_result *r, FILE *out);
 int ferry_osu_json(const struct ferry_osu_result *r, FILE *out);
 
+/* The JSON document with extra top-level members written by extra (which
+ * starts each member with ",\n  \"name\": "), as ferry_report_json_ex. */
+int ferry_osu_json_ex(const struct ferry_osu_result *r, FILE *out,
+		      void (*extra)(FILE *out, void *arg), void *arg);
+
 #endif

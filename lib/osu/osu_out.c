@@ -256,21 +256,18 @@ int ferry_osu_csv(const struct ferry_osu_result *r, FILE *out)
  * run's sums in end; ferry's rows beside them. */
 static void osu_iperf(const struct ferry_osu_result *r, FILE *out)
 {
+	static const char *const sums[] = { "sum_sent", "sum_received" };
 	double t = 0, cpu = 0, peer = 0;
 	uint64_t bytes = 0;
 	time_t now = time(NULL);
 	char when[64];
-	struct tm tm;
 
-	if (!gmtime_r(&now, &tm))
-		memset(&tm, 0, sizeof(tm));
-	strftime(when, sizeof(when), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 	fprintf(out, "  \"start\": {\"version\": \"ferry %s\", \"timestamp\": {\"time\": \"%s\", \"timesecs\": %lld},\n"
 		"    \"test_start\": {\"protocol\": \"%s\", \"num_streams\": %d, \"omit\": 0, \"reverse\": 0, \"tos\": 0}},\n"
 		"  \"intervals\": [",
-		FERRY_VERSION, when, (long long)now,
-		strcmp(r->transport, "tcp") ? "RoCEv2" : "TCP",
-		r->mode == ferry_osu_mode_parse("bibw") ? 2 : 1);
+		FERRY_VERSION, ferry__utc_date(now, when, sizeof(when)),
+		(long long)now, strcmp(r->transport, "tcp") ? "RoCEv2" : "TCP",
+		r->mode == FERRY_OSU_BIBW ? 2 : 1);
 	for (unsigned i = 0; i < r->n_rows; i++) {
 		const struct ferry_osu_row *w = &r->rows[i];
 		double s = fin(w->seconds);
@@ -284,15 +281,23 @@ static void osu_iperf(const struct ferry_osu_result *r, FILE *out)
 		cpu += fin(w->cpu_pct) * s;
 		peer += fin(w->peer_cpu_pct) * s;
 	}
-	fprintf(out, "\n  ],\n  \"end\": {\"sum_sent\": {\"start\": 0, \"end\": %.9g, \"seconds\": %.9g, \"bytes\": %llu, \"bits_per_second\": %.9g, \"sender\": true},\n"
-		"    \"sum_received\": {\"start\": 0, \"end\": %.9g, \"seconds\": %.9g, \"bytes\": %llu, \"bits_per_second\": %.9g, \"sender\": true},\n"
-		"    \"cpu_utilization_percent\": {\"host_total\": %.4g, \"remote_total\": %.4g}},\n",
-		t, t, (unsigned long long)bytes, t > 0 ? (double)bytes * 8 / t : 0,
-		t, t, (unsigned long long)bytes, t > 0 ? (double)bytes * 8 / t : 0,
+	/* every message sent is received: the two sums are one */
+	fputs("\n  ],\n  \"end\": {", out);
+	for (int i = 0; i < 2; i++)
+		fprintf(out, "\"%s\": {\"start\": 0, \"end\": %.9g, \"seconds\": %.9g, \"bytes\": %llu, \"bits_per_second\": %.9g, \"sender\": true},\n    ",
+			sums[i], t, t, (unsigned long long)bytes,
+			t > 0 ? (double)bytes * 8 / t : 0);
+	fprintf(out, "\"cpu_utilization_percent\": {\"host_total\": %.4g, \"remote_total\": %.4g}},\n",
 		t > 0 ? cpu / t : 0, t > 0 ? peer / t : 0);
 }
 
 int ferry_osu_json(const struct ferry_osu_result *r, FILE *out)
+{
+	return ferry_osu_json_ex(r, out, NULL, NULL);
+}
+
+int ferry_osu_json_ex(const struct ferry_osu_result *r, FILE *out,
+		      void (*extra)(FILE *out, void *arg), void *arg)
 {
 	const char *mode = ferry_osu_mode_name(r->mode);
 
@@ -324,6 +329,9 @@ int ferry_osu_json(const struct ferry_osu_result *r, FILE *out)
 			fin(w->msg_rate), fin(w->cpu_pct),
 			fin(w->peer_cpu_pct));
 	}
-	fputs("\n  ]\n}\n", out);
+	fputs("\n  ]", out);
+	if (extra)
+		extra(out, arg);
+	fputs("\n}\n", out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ferry/stats.h"
 #include "util/util.h"
@@ -79,8 +78,8 @@ static void split_peer(const char *peer, char *host, size_t len,
 }
 
 /* iperf3's interval and summary object: {"socket"?, start, end, seconds,
- * bytes, bits_per_second, retransmits?, omitted?, sender}, opened (not
- * closed); retx < 0: not counted. */
+ * bytes, bits_per_second, retransmits?, omitted?, sender}; retx < 0: not
+ * counted. */
 static void span(FILE *out, int socket, double start, double end,
 		 uint64_t bytes, int64_t retx, bool interval, bool sender)
 {
@@ -100,38 +99,34 @@ static void span(FILE *out, int socket, double start, double end,
 		fprintf(out, ", \"retransmits\": %lld", (long long)retx);
 	if (interval)
 		fputs(", \"omitted\": false", out);
-	fprintf(out, ", \"sender\": %s", sender ? "true" : "false");
+	fprintf(out, ", \"sender\": %s}", sender ? "true" : "false");
+}
+
+/* A retransmit count for span: -1 where the report has none. */
+static int64_t retx_of(const struct ferry_report *r, uint64_t v)
+{
+	return r->has_retransmits ? (int64_t)v : -1;
 }
 
 /* iperf3's cpu_utilization_percent: CPU seconds over wall seconds. */
 static void cpu_percent(FILE *out, const struct ferry_report *r)
 {
-	double w = r->seconds > 0 ? r->seconds : 0;
+	static const char *const name[6] = { "host_total", "host_user",
+					      "host_system", "remote_total",
+					      "remote_user", "remote_system" };
+	const double secs[6] = { r->cpu_user + r->cpu_sys, r->cpu_user,
+				 r->cpu_sys, r->peer_cpu_user + r->peer_cpu_sys,
+				 r->peer_cpu_user, r->peer_cpu_sys };
 	bool peer = r->peer_cpu_user >= 0 && r->peer_cpu_sys >= 0;
 
-#define PCT(x) jnum(out, w > 0 ? (x) * 100 / w : 0)
-	fputs("\"cpu_utilization_percent\": {\"host_total\": ", out);
-	PCT(r->cpu_user + r->cpu_sys);
-	fputs(", \"host_user\": ", out);
-	PCT(r->cpu_user);
-	fputs(", \"host_system\": ", out);
-	PCT(r->cpu_sys);
-	fputs(", \"remote_total\": ", out);
-	if (peer)
-		PCT(r->peer_cpu_user + r->peer_cpu_sys);
-	else
-		fputs("null", out);
-	fputs(", \"remote_user\": ", out);
-	if (peer)
-		PCT(r->peer_cpu_user);
-	else
-		fputs("null", out);
-	fputs(", \"remote_system\": ", out);
-	if (peer)
-		PCT(r->peer_cpu_sys);
-	else
-		fputs("null", out);
-#undef PCT
+	fputs("\"cpu_utilization_percent\": {", out);
+	for (int i = 0; i < 6; i++) {
+		fprintf(out, "%s\"%s\": ", i ? ", " : "", name[i]);
+		if (i >= 3 && !peer)
+			fputs("null", out); /* the peer did not say */
+		else
+			jnum(out, r->seconds > 0 ? secs[i] * 100 / r->seconds : 0);
+	}
 	fputc('}', out);
 }
 
@@ -140,16 +135,12 @@ static void start_json(const struct ferry_report *r, FILE *out)
 	bool sender = r->role[0] == 's';
 	char host[80], when[64];
 	unsigned port;
-	time_t t = (time_t)r->start_time;
-	struct tm tm;
 
 	split_peer(r->peer, host, sizeof(host), &port);
-	if (!gmtime_r(&t, &tm))
-		memset(&tm, 0, sizeof(tm));
-	strftime(when, sizeof(when), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 	fputs("{\n    \"version\": \"ferry " FERRY_VERSION "\",\n", out);
 	fprintf(out, "    \"timestamp\": {\"time\": \"%s\", \"timesecs\": %lld},\n",
-		when, (long long)r->start_time);
+		ferry__utc_date(r->start_time, when, sizeof(when)),
+		(long long)r->start_time);
 	fprintf(out, "    \"%s\": {\"host\": ",
 		sender ? "connecting_to" : "accepted_connection");
 	ferry_json_str(out, host);
@@ -203,16 +194,12 @@ static void intervals_json(const struct ferry_report *r, FILE *out)
 			fputs(k ? ",\n      " : "\n      ", out);
 			span(out, (int)k + 1, iv->start, iv->end,
 			     iv->stream_bytes[k],
-			     r->has_retransmits ?
-				     (int64_t)iv->stream_retransmits[k] : -1,
-			     true, sender);
-			fputc('}', out);
+			     retx_of(r, iv->stream_retransmits[k]), true, sender);
 		}
 		fputs("],\n     \"sum\": ", out);
 		span(out, 0, iv->start, iv->end, iv->bytes,
-		     r->has_retransmits ? (int64_t)iv->retransmits : -1, true,
-		     sender);
-		fputs("},\n     \"start\": ", out);
+		     retx_of(r, iv->retransmits), true, sender);
+		fputs(",\n     \"start\": ", out);
 		jnum(out, iv->start);
 		fputs(", \"end\": ", out);
 		jnum(out, iv->end);
@@ -241,26 +228,22 @@ static void end_iperf(const struct ferry_report *r, FILE *out)
 		if (sender || whole) {
 			fputs("{\"sender\": ", out);
 			span(out, (int)k + 1, 0, r->seconds, r->stream_bytes[k],
-			     r->has_retransmits ?
-				     (int64_t)r->stream_retransmits[k] : -1,
-			     false, true);
-			fputc('}', out);
+			     retx_of(r, r->stream_retransmits[k]), false, true);
 		}
 		if (!sender || whole) {
 			fputs(sender || whole ? ", \"receiver\": " :
 						"{\"receiver\": ", out);
 			span(out, (int)k + 1, 0, r->seconds, r->stream_bytes[k],
 			     -1, false, true);
-			fputc('}', out);
 		}
 		fputc('}', out);
 	}
 	fputs("],\n    \"sum_sent\": ", out);
-	span(out, 0, 0, r->seconds, sent,
-	     r->has_retransmits ? (int64_t)r->retransmits : -1, false, true);
-	fputs("},\n    \"sum_received\": ", out);
+	span(out, 0, 0, r->seconds, sent, retx_of(r, r->retransmits), false,
+	     true);
+	fputs(",\n    \"sum_received\": ", out);
 	span(out, 0, 0, r->seconds, got, -1, false, true);
-	fputs("},\n    ", out);
+	fputs(",\n    ", out);
 	cpu_percent(out, r);
 	fputs(",\n    ", out);
 }

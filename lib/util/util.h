@@ -46,6 +46,10 @@ int ferry__read_text(const char *path, char *buf, size_t len);
  * "": the real one; a test passes a fake tree), so no libcap. */
 bool ferry__cap_effective(const char *root, unsigned cap);
 
+/* secs (since the epoch) as "Tue, 01 Dec 2026 22:11:37 GMT" into buf,
+ * the form of iperf3's start.timestamp.time. Returns buf. */
+const char *ferry__utc_date(int64_t secs, char *buf, size_t len);
+
 /* Descriptors this process has open now (a scan of /proc/self/fd). */
 long ferry__fds_in_use(void);
 
