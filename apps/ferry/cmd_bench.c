@@ -27,7 +27,7 @@ static int run_osu(const char *host, const char *port, struct cli_args *a,
 	err = ferry_osu(host, port, &a->c.o, &a->osu, res, why, whylen);
 	if (!err || res->n_rows || a->c.json)
 		out_osu(stdout, res, a->c.json, a->csv,
-			!err ? NULL : why[0] ? why : ferry_strerror(err));
+			out_error_text(err, why));
 	free(res);
 	return err;
 }
@@ -49,7 +49,7 @@ static int run_bulk(const char *host, const char *port, struct cli_args *a,
 	err = ferry_bench(host, port, &a->c.o, &a->bench, rep, why, whylen);
 	if (a->c.json || !err)
 		out_report(stdout, "", rep, a->c.json,
-			   !err ? NULL : why[0] ? why : ferry_strerror(err));
+			   out_error_text(err, why));
 	free(rep);
 	return err;
 }

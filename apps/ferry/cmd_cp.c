@@ -39,12 +39,9 @@ static void on_signal(int sig)
 }
 
 struct cp_out {
-	bool quiet, tty, json;
-	struct out_files files; /* --json: the results, for the document */
-	int err;                /* -ENOMEM when one could not be kept */
+	struct out_sink sink;
+	bool quiet;
 	uint64_t last_bytes, last_files; /* the last marker printed */
-	/* where the files land: ferry://HOST:PORT/DIR/ or /abs/dir/ */
-	char target[FERRY_ESCAPED_MAX(PATH_MAX + FERRY_URL_HOST_MAX + 16)];
 	unsigned published, skipped, failed;
 	uint64_t bytes;
 };
@@ -60,39 +57,7 @@ static void on_file(const struct ferry_file_result *r, void *arg)
 	else
 		co->published++;
 	co->bytes += r->status ? 0 : r->bytes_sent;
-	if (!co->json)
-		out_file("cp", r, co->tty && !co->quiet, co->target);
-	else if (out_files_add(&co->files, r))
-		co->err = -ENOMEM;
-}
-
-static void on_interval(const struct ferry_report *r,
-			const struct ferry_interval *iv, void *arg)
-{
-	struct cp_out *co = arg;
-
-	out_send_progress(r, iv, co->tty);
-}
-
-/* co->target for dst and the directory dest the files land below. */
-static void target_of(struct cp_out *co, const struct side *dst,
-		      const char *dest)
-{
-	char raw[sizeof(co->target)], real[PATH_MAX];
-	bool v6 = strchr(dst->host, ':') != NULL;
-	const char *d = dest;
-
-	if (!dst->remote)
-		d = realpath(dest, real) ? real : dest;
-	while (*d == '/')
-		d++;
-	if (dst->remote)
-		snprintf(raw, sizeof(raw), "ferry://%s%s%s:%s/%s%s",
-			 v6 ? "[" : "", dst->host, v6 ? "]" : "", dst->port,
-			 d, d[0] ? "/" : "");
-	else
-		snprintf(raw, sizeof(raw), "/%s%s", d, d[0] ? "/" : "");
-	ferry_escape(raw, co->target, sizeof(co->target));
+	out_sink_file(&co->sink, "cp", r);
 }
 
 static void on_marker(const struct ferry_marker *mk, void *arg)
@@ -101,14 +66,14 @@ static void on_marker(const struct ferry_marker *mk, void *arg)
 	char tail[32];
 
 	/* the source's last marker and its final one can say the same */
-	if (co->quiet || co->json ||
+	if (co->quiet || co->sink.json ||
 	    (mk->bytes == co->last_bytes && mk->files_done == co->last_files &&
 	     mk->bytes))
 		return;
 	co->last_bytes = mk->bytes;
 	co->last_files = mk->files_done;
 	snprintf(tail, sizeof(tail), "%.0f s", mk->elapsed);
-	out_progress(co->tty, mk->bytes, mk->total, mk->files_done,
+	out_progress(co->sink.tty, mk->bytes, mk->total, mk->files_done,
 		     mk->files_total, mk->rate * 8 / 1e9, tail);
 }
 
@@ -372,7 +337,7 @@ static int copy(const struct side *src, const struct side *dst,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = run(src, dst, &c->o, cp, rep, why, sizeof(why));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (co->tty && !c->quiet && !c->json)
+	if (co->sink.tty && !c->json)
 		fputs("\r\033[K", stdout);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) +
 		      (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -400,8 +365,8 @@ static int copy(const struct side *src, const struct side *dst,
 		rep->files_done = co->published;
 		rep->files_skipped = co->skipped;
 		rep->files_failed = co->failed;
-		out_send_json(stdout, rep, &co->files,
-			      !err ? NULL : why[0] ? why : ferry_strerror(err));
+		out_send_json(stdout, rep, &co->sink.files,
+			      out_error_text(err, why));
 	} else {
 		out_files_total(stdout, co->published, total, co->skipped,
 				co->failed, co->bytes, secs);
@@ -409,15 +374,15 @@ static int copy(const struct side *src, const struct side *dst,
 	/* a file's failure was printed as it happened; say the rest */
 	if (err && (!said || c->json))
 		fprintf(stderr, "ferry cp: %s\n", why[0] ? why : ferry_strerror(err));
-	if (co->err)
+	if (co->sink.err)
 		fprintf(stderr, "ferry cp: out of memory: the JSON lacks files\n");
 	free(rep);
-	return err || co->err ? 1 : 0;
+	return err || co->sink.err ? 1 : 0;
 }
 
 int cmd_cp(int argc, char **argv)
 {
-	struct cp_out co = { .tty = isatty(1) };
+	struct cp_out co = { 0 };
 	struct app_metrics *metrics = NULL;
 	struct cli_args a;
 	struct expand x = { 0 };
@@ -459,16 +424,18 @@ int cmd_cp(int argc, char **argv)
 	/* the library's placement and memory notes only with -v */
 	cli_logger("cp", !a.c.verbose, a.c.verbose);
 	co.quiet = a.c.quiet;
-	co.json = a.c.json;
+	co.sink.json = a.c.json;
+	/* -q on a terminal: the lines scripts read, and no line to clear */
+	co.sink.tty = isatty(1) && !a.c.quiet;
 	if (!a.c.quiet && !a.c.json && !src[0].remote) {
-		a.c.o.on_interval = on_interval;
-		a.c.o.arg = &co;
+		a.c.o.on_interval = out_sink_interval;
+		a.c.o.arg = &co.sink;
 	}
 	ret = 1;
 	if (plan(src, n, &dst, &a.c.o, &cp, srcs, names, dest, sizeof(dest)) ||
 	    (src[0].remote && expand_remote(&src[0], &a.c.o, &cp, &x)))
 		goto out;
-	target_of(&co, &dst, dest);
+	out_sink_target(&co.sink, dst.remote ? dst.host : NULL, dst.port, dest);
 	if (a.metrics_at) {
 		int err = app_metrics_start("cp", a.metrics_at, a.metrics_host,
 					    a.c.quiet, &metrics);
@@ -481,7 +448,7 @@ int cmd_cp(int argc, char **argv)
 	app_metrics_stop(metrics);
 out:
 	expand_free(&x);
-	out_files_free(&co.files);
+	out_files_free(&co.sink.files);
 	for (size_t k = 0; names && k < n; k++)
 		free(names[k]);
 	free(names);

@@ -66,8 +66,7 @@ static int serve(struct session_job *j)
 	if (j->json) {
 		if (data || err)
 			out_json_line(stdout, rep,
-				      !err ? NULL : why[0] ? why :
-				      ferry_strerror(err));
+				      out_error_text(err, why));
 	} else if (!err && rep->requests && !data) {
 		fprintf(stdout, "%skey %s: %llu request(s) served\n", prefix,
 			rep->client, (unsigned long long)rep->requests);

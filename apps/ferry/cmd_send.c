@@ -15,29 +15,9 @@
 #include "opts_table.h"
 #include "out.h"
 
-struct send_out {
-	bool json, tty;
-	char target[FERRY_ESCAPED_MAX(4400)]; /* ferry://HOST:PORT/DEST/ */
-	struct out_files files; /* --json: the results, for the document */
-	int err;                /* -ENOMEM when one could not be kept */
-};
-
 static void on_file(const struct ferry_file_result *r, void *arg)
 {
-	struct send_out *so = arg;
-
-	if (!so->json)
-		out_file("send", r, so->tty, so->target);
-	else if (out_files_add(&so->files, r))
-		so->err = -ENOMEM;
-}
-
-static void on_interval(const struct ferry_report *r,
-			const struct ferry_interval *iv, void *arg)
-{
-	struct send_out *so = arg;
-
-	out_send_progress(r, iv, so->tty);
+	out_sink_file(arg, "send", r);
 }
 
 /* Could s be a bare IPv6 address ("fe80::1", "::ffff:1.2.3.4")? */
@@ -91,25 +71,9 @@ static bool parse_dest(const char *arg, const char *defport, char *host,
 	return cli_hostport("send", hp, defport, host, hl, port, pl);
 }
 
-/* Where the files land, as the start of a URL: ferry://HOST:PORT/DEST/
- * (the path below the receiver's --dir), escaped for printing. */
-static void target_of(char *buf, size_t len, const char *host,
-		      const char *port, const char *dest)
-{
-	char raw[4400];
-	bool v6 = strchr(host, ':') != NULL;
-
-	while (*dest == '/')
-		dest++;
-	snprintf(raw, sizeof(raw), "ferry://%s%s%s:%s/%s%s", v6 ? "[" : "",
-		 host, v6 ? "]" : "", port, dest,
-		 dest[0] && dest[strlen(dest) - 1] != '/' ? "/" : "");
-	ferry_escape(raw, buf, len);
-}
-
 /* Send spec's files with a's options; prints what happened. */
 static int run(const char *host, const char *port, struct cli_args *a,
-	       struct send_out *so)
+	       struct out_sink *so)
 {
 	struct ferry_report *rep = malloc(sizeof(*rep));
 	struct timespec t0, t1;
@@ -139,8 +103,7 @@ static int run(const char *host, const char *port, struct cli_args *a,
 	if (so->tty && !a->c.json && !a->c.quiet)
 		fputs("\r\033[K", stdout);
 	if (a->c.json)
-		out_send_json(stdout, rep, &so->files,
-			      !err ? NULL : why[0] ? why : ferry_strerror(err));
+		out_send_json(stdout, rep, &so->files, out_error_text(err, why));
 	else if (rep->files_total)
 		out_files_total(stdout, rep->files_done, rep->files_total,
 				rep->files_skipped, rep->files_failed,
@@ -156,7 +119,7 @@ static int run(const char *host, const char *port, struct cli_args *a,
 
 int cmd_send(int argc, char **argv)
 {
-	struct send_out so = { .tty = isatty(1) };
+	struct out_sink so = { .tty = isatty(1) };
 	struct app_metrics *metrics = NULL;
 	struct cli_args a;
 	char host[256], port[8], dest[4096];
@@ -171,7 +134,7 @@ int cmd_send(int argc, char **argv)
 	a.send.paths = argv + i;
 	a.send.n_paths = (size_t)(argc - i - 1);
 	a.send.dest = dest;
-	target_of(so.target, sizeof(so.target), host, port, dest);
+	out_sink_target(&so, host, port, dest);
 	if (!cli_client(&a.c, "send", true))
 		return 2;
 	cli_logger("send", a.c.quiet || a.c.json, a.c.verbose);
@@ -179,7 +142,7 @@ int cmd_send(int argc, char **argv)
 	a.send.on_file = on_file;
 	a.send.arg = &so;
 	if (!a.c.json && !a.c.quiet) {
-		a.c.o.on_interval = on_interval;
+		a.c.o.on_interval = out_sink_interval;
 		a.c.o.arg = &so;
 	}
 	if (a.metrics_at) {

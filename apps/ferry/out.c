@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "ferry/error.h"
@@ -111,29 +112,13 @@ void out_json_line(FILE *f, const struct ferry_report *r, const char *error)
 void out_osu(FILE *f, const struct ferry_osu_result *r, bool json, bool csv,
 	     const char *error)
 {
-	char *doc = NULL;
-	size_t len = 0;
-	FILE *m;
-
-	if (json && error && (m = open_memstream(&doc, &len))) {
-		/* the document with "error" as its last member */
-		ferry_osu_json(r, m);
-		fclose(m);
-		while (len && doc[len - 1] == '\n')
-			len--;
-		if (len && doc[len - 1] == '}')
-			len--; /* the document's own end */
-		fprintf(f, "%.*s", (int)len, doc);
-		error_member(f, (void *)error);
-		fputs("\n}\n", f);
-		free(doc);
-	} else if (json) {
-		ferry_osu_json(r, f);
-	} else if (csv) {
+	if (json)
+		ferry_osu_json_ex(r, f, error ? error_member : NULL,
+				  (void *)error);
+	else if (csv)
 		ferry_osu_csv(r, f);
-	} else {
+	else
 		ferry_osu_table(r, f);
-	}
 }
 
 /* File lines reach a terminal at once; a pipe or file gets them at least
@@ -218,6 +203,42 @@ void out_send_progress(const struct ferry_report *r,
 	out_progress(tty, done, r->bytes_total,
 		     r->files_done + r->files_skipped, r->files_total, rate,
 		     eta);
+}
+
+void out_sink_interval(const struct ferry_report *r,
+		       const struct ferry_interval *iv, void *arg)
+{
+	const struct out_sink *s = arg;
+
+	out_send_progress(r, iv, s->tty);
+}
+
+void out_sink_target(struct out_sink *s, const char *host, const char *port,
+		     const char *dir)
+{
+	char raw[sizeof(s->target)], real[PATH_MAX];
+	bool v6 = host && strchr(host, ':');
+	size_t n;
+
+	if (!host && realpath(dir, real))
+		dir = real;
+	while (*dir == '/')
+		dir++;
+	n = strlen(dir);
+	while (n && dir[n - 1] == '/')
+		n--;
+	if (host)
+		snprintf(raw, sizeof(raw), "ferry://%s%s%s:%s/%.*s%s",
+			 v6 ? "[" : "", host, v6 ? "]" : "", port, (int)n, dir,
+			 n ? "/" : "");
+	else
+		snprintf(raw, sizeof(raw), "/%.*s%s", (int)n, dir, n ? "/" : "");
+	ferry_escape(raw, s->target, sizeof(s->target));
+}
+
+const char *out_error_text(int err, const char *why)
+{
+	return !err ? NULL : why && why[0] ? why : ferry_strerror(err);
 }
 
 void out_files_total(FILE *f, uint64_t published, uint64_t total,

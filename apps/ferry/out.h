@@ -5,12 +5,14 @@
 #ifndef FERRY_APP_OUT_H
 #define FERRY_APP_OUT_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "ferry/doctor.h"
 #include "ferry/files.h"
+#include "ferry/log.h"
 #include "ferry/session.h"
 #include "ferry/stats.h"
 
@@ -115,6 +117,34 @@ struct out_files {
 /* Keep a copy of r. Returns 0 or -ENOMEM. */
 int out_files_add(struct out_files *fs, const struct ferry_file_result *r);
 void out_files_free(struct out_files *fs);
+
+/* Where send's and cp's file results go: a line each (out_file), or
+ * with --json kept for the document. */
+struct out_sink {
+	bool json;
+	bool tty;       /* file and progress lines for people */
+	char target[FERRY_ESCAPED_MAX(PATH_MAX + 320)]; /* out_file's */
+	struct out_files files;
+	int err;        /* -ENOMEM when a result could not be kept */
+};
+
+/* s->target, where the files land: ferry://HOST:PORT/DIR/ (DIR below
+ * the receiver's root), or with host NULL the local directory dir made
+ * absolute; escaped for printing. */
+void out_sink_target(struct out_sink *s, const char *host, const char *port,
+		     const char *dir);
+
+/* One file's result into s (cmd: "send" or "cp", for an error line). */
+void out_sink_file(struct out_sink *s, const char *cmd,
+		   const struct ferry_file_result *r);
+
+/* ferry_interval_fn for a sender: out_send_progress; arg: the sink. */
+void out_sink_interval(const struct ferry_report *r,
+		       const struct ferry_interval *iv, void *arg);
+
+/* The reason to report for err: NULL when there is no error, else why
+ * (the library's words) or err's name. */
+const char *out_error_text(int err, const char *why);
 
 /* send's document: the session report with "files", one per result,
  * and "error" when error is not NULL. */

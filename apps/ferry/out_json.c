@@ -204,6 +204,15 @@ static void files_json(FILE *f, void *arg)
 		out_json_str(&j, "error", x->error);
 }
 
+void out_sink_file(struct out_sink *s, const char *cmd,
+		   const struct ferry_file_result *r)
+{
+	if (!s->json)
+		out_file(cmd, r, s->tty, s->target);
+	else if (out_files_add(&s->files, r))
+		s->err = -ENOMEM;
+}
+
 void out_send_json(FILE *f, const struct ferry_report *r,
 		   const struct out_files *fs, const char *error)
 {
