@@ -126,6 +126,21 @@ static bool set_sockbuf(struct cli_args *a, const struct cli_opt *o,
 	return true;
 }
 
+/* -P and --slots: the user's, kept as given (not planned for the path) */
+static bool set_streams(struct cli_args *a, const struct cli_opt *o,
+			const char *arg)
+{
+	a->c.o.fixed |= FERRY_FIXED_STREAMS;
+	return set_uint(a, o, arg);
+}
+
+static bool set_slots(struct cli_args *a, const struct cli_opt *o,
+		      const char *arg)
+{
+	a->c.o.fixed |= FERRY_FIXED_SLOTS;
+	return set_uint(a, o, arg);
+}
+
 static bool set_dpdk(struct cli_args *a, const struct cli_opt *o,
 		     const char *arg)
 {
@@ -474,8 +489,11 @@ const struct cli_opt cli_opts[] = {
 	{ .name = "streams", .alias = "parallel", .letter = 'P', .arg = "N",
 	  .cmds = SENDERS,
 	  .group = G_PIPELINE, .mark = CLI_M_BULK,
-	  UINT(c.o.streams, 1, FERRY_MAX_STREAMS),
-	  .help = "parallel streams / queue pairs (default 4, max 256)",
+	  .set = set_streams, .off = OFF(c.o.streams), .min = 1,
+	  .max = FERRY_MAX_STREAMS,
+	  .help = "parallel streams / queue pairs (default: planned for the "
+		  "path, at least 4, so that the tcp windows hold its "
+		  "bandwidth-delay product; max 256)",
 	  .like = "iperf3 -P, --parallel; xrdcp -S, --streams" },
 	{ .name = "port", .letter = 'p', .arg = "PORT",
 	  .cmds = CLI_BENCH | CLI_SEND, .group = G_PIPELINE, .set = set_port,
@@ -496,10 +514,13 @@ const struct cli_opt cli_opts[] = {
 	  .like = "iperf3 -l, --length" },
 	{ .name = "slots", .arg = "N", .cmds = SENDERS,
 	  .group = G_PIPELINE, .mark = CLI_M_BULK | CLI_M_SHAPE,
-	  UINT(c.o.slots, 1, FERRY_MAX_SLOTS),
-	  .help = "receiver ring slots, split over the streams (default 64, "
-		  "fewer when the files fill fewer: one per chunk they hold; "
-		  "ring memory = slots x (chunk + 4K))" },
+	  .set = set_slots, .off = OFF(c.o.slots), .min = 1,
+	  .max = FERRY_MAX_SLOTS,
+	  .help = "ring slots, split over the streams (default: planned for "
+		  "the path, at least 64, to hold its bandwidth-delay product "
+		  "within the receiver's --max-mem; fewer when the files fill "
+		  "fewer: one per chunk they hold; ring memory = slots x "
+		  "(chunk + 4K))" },
 	{ .name = "slots", .arg = "N", .cmds = CLI_RECV, .group = G_HIDDEN,
 	  .set = refuse_slots },
 	{ .name = "transport", .arg = "T", .cmds = PEERS, .group = G_PIPELINE,

@@ -49,6 +49,8 @@ void out_summary(FILE *f, const char *prefix, const struct ferry_report *r)
 		prefix, r->role, r->transport, r->transport_why,
 		r->poll[0] ? r->poll : "?", r->streams,
 		(unsigned long long)(r->chunk_size >> 10), r->slots, r->depth);
+	if (r->plan[0])
+		fprintf(f, "%spath: %s\n", prefix, r->plan);
 	fprintf(f, "%smemory: %s on %s pages, NUMA node %d; %s\n", prefix,
 		out_bytes(pool, sizeof(pool), (double)r->pool_bytes),
 		r->page_kind, r->numa_node, r->placement);

@@ -150,9 +150,11 @@ static int read_params(struct copy *cp, GError **err)
 	guint64 timeout = gfalt_get_timeout(cp->params, NULL);
 	char *end;
 
-	if (streams > 0)
+	if (streams > 0) { /* the copy's own (gfal-copy -n): kept */
 		cp->fo.o.streams = streams < FERRY_MAX_STREAMS ? streams :
 							       FERRY_MAX_STREAMS;
+		cp->fo.o.fixed |= FERRY_FIXED_STREAMS;
+	}
 	if (timeout > 0 && timeout * 1000 < (guint64)cp->fo.o.timeout_ms)
 		cp->fo.o.timeout_ms = (int)(timeout * 1000);
 	if (timeout > 0)

@@ -30,6 +30,13 @@
 #define FERRY_MAX_SLOTS 65536u
 #define FERRY_DEFAULT_MAX_MEM (4ull << 30) /* receiver's ring cap */
 
+/* ferry_opts.fixed: which of streams and slots are the user's, kept as
+ * given. The others are a floor: the receiver plans them for the path
+ * (its RTT, the target rate, both ends' socket-buffer limits: enough
+ * tcp windows, and a ring, to hold the bandwidth-delay product). */
+#define FERRY_FIXED_STREAMS 1u
+#define FERRY_FIXED_SLOTS 2u
+
 /* Called from the session's control thread once per interval with the
  * interval just ended; r holds the session's settings. */
 typedef void (*ferry_interval_fn)(const struct ferry_report *r,
@@ -64,6 +71,8 @@ struct ferry_opts {
 	unsigned streams;      /* streams / queue pairs */
 	uint64_t chunk_size;   /* payload bytes per chunk (slot) */
 	unsigned slots;        /* ring slots; split evenly over streams */
+	unsigned fixed;        /* FERRY_FIXED_*: streams and slots as given;
+				  0 (the default): planned for the path */
 	const struct ferry_key *key; /* NULL: no authentication */
 	const char *key_path;  /* for messages only */
 	const char *key_name;  /* client: the name the daemon knows key by
@@ -80,7 +89,9 @@ struct ferry_opts {
 					  (socket buffers, DPDK arguments,
 					  device...): ferry_xport_conf_init's
 					  defaults, then the app's options */
-	uint64_t max_mem;      /* receiver: largest ring it will allocate */
+	uint64_t max_mem;      /* largest ring this end will allocate (a
+				  receiver refuses more; a planned ring
+				  stays within both ends') */
 	const char *dir;       /* receiver: where file sessions land; NULL:
 				  bench sessions only */
 	const char *exports;   /* receiver: an exports file: the daemon's

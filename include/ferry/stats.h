@@ -39,6 +39,12 @@ struct ferry_report {
 	char poll[8];        /* "busy" or "event": how completions are awaited */
 	unsigned streams, slots, depth;
 	uint64_t chunk_size;
+	/* the path plan (ferry_opts.fixed): the RTT measured at the start
+	 * (ms; 0: none), the rate planned for (0: none), and what it chose
+	 * and why ("" when the peer did not plan) */
+	double rtt_ms;
+	uint64_t target_bps;
+	char plan[320];
 	/* what was asked: seconds (0: not time-bounded) or bytes (0: not
 	 * size-bounded); when it began, seconds since the epoch (UTC) */
 	double test_seconds;

@@ -150,6 +150,10 @@ struct ferry_xport_attr {
 	uint64_t rate_bps;    /* sender: the session's cap on payload bits
 				 per second, for a transport that paces its
 				 endpoints itself (tcp); 0: none */
+	uint64_t sockbuf;     /* the session's plan: socket buffer bytes per
+				 endpoint for a transport that has sockets
+				 (tcp), where conf sets none; 0: the
+				 transport's default */
 	/* The peer runs another transport of this one's wire family
 	 * (ops.wire): listen, connect and accept exchange the family's
 	 * endpoint description instead of the transport's own. Only for a

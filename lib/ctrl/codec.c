@@ -125,6 +125,14 @@ LAYOUT(params, INT(struct ferry_params, mode),
        INT(struct ferry_params, cksum),
        INT(struct ferry_params, total_bytes),
        INT(struct ferry_params, xfer_id));
+LAYOUT(path, INT_MAX_(struct ferry_msg_path, fixed, FERRY_PATH_FIXED_ALL),
+       INT(struct ferry_msg_path, rtt_us),
+       INT(struct ferry_msg_path, rate_bps),
+       INT(struct ferry_msg_path, mem_max),
+       INT(struct ferry_msg_path, buf_tcp_max),
+       INT(struct ferry_msg_path, buf_core_max),
+       INT_MAX_(struct ferry_msg_path, buf_flags, FERRY_PATH_FORCE),
+       INT(struct ferry_msg_path, sockbuf));
 LAYOUT(ep, VAR(struct ferry_msg_ep, len, data, FERRY_EP_MAX));
 LAYOUT(accept, SUB(struct ferry_msg_accept, params, params_body),
        SUB(struct ferry_msg_accept, ep, ep_body));
@@ -192,6 +200,7 @@ static const struct msg_codec codecs[] = {
 	[FERRY_MSG_MARKER] = { "MARKER", &marker_body },
 	[FERRY_MSG_FILE_SUMS] = { "FILE_SUMS", &blob_body },
 	[FERRY_MSG_FILE_DONES] = { "FILE_DONES", &blob_body },
+	[FERRY_MSG_PATH] = { "PATH", &path_body },
 };
 
 /* ---- one encoder and one decoder, driven by a layout -------------------- */

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "ferry/key.h"
+#include "ferry/session.h" /* FERRY_FIXED_* */
 #include "ferry/xport.h" /* FERRY_EP_MAX */
 #include "util/util.h"
 
@@ -55,6 +56,8 @@ enum ferry_msg_type {
 	FERRY_MSG_MARKER = 17,    /* daemon: progress of a push it runs */
 	FERRY_MSG_FILE_SUMS = 18, /* sender: FILE_SUMs, a batch (blob) */
 	FERRY_MSG_FILE_DONES = 19, /* receiver: FILE_DONEs, a batch (blob) */
+	FERRY_MSG_PATH = 20,      /* each side's view of the path, right
+				     before PROPOSE and before ACCEPT */
 };
 
 /* HELLO and CHALLENGE flags. */
@@ -98,6 +101,30 @@ struct ferry_params {
 	uint32_t cksum;
 	uint64_t total_bytes; /* 0: unbounded or unknown */
 	uint64_t xfer_id;     /* ACCEPT: the session's transfer id (random) */
+};
+
+/* What one end knows of the path and its own limits (PATH). The sender
+ * sends its PATH just before PROPOSE; a receiver that got one answers
+ * with its own just before ACCEPT, where it has planned the streams and
+ * slots that fixed leaves open (lib/pipe/path.h). A sender's PATH: its
+ * RTT sample, its target rate (its rate cap, else its route's NIC speed),
+ * its ring limit, its send-buffer limits, its --sockbuf. A receiver's:
+ * the RTT it measured, the target it planned for, its ring limit, its
+ * receive-buffer limits, and the socket buffer both ends should ask for
+ * (0: leave it to autotuning). */
+#define FERRY_PATH_FIXED_ALL (FERRY_FIXED_STREAMS | FERRY_FIXED_SLOTS)
+#define FERRY_PATH_FORCE 1u         /* buf_flags: may exceed the core
+				       limits (CAP_NET_ADMIN) */
+struct ferry_msg_path {
+	uint32_t fixed;        /* FERRY_FIXED_* (ferry/session.h) */
+	uint32_t rtt_us;       /* 0: no sample */
+	uint64_t rate_bps;     /* 0: unknown */
+	uint64_t mem_max;      /* largest ring this end allocates */
+	uint64_t buf_tcp_max;  /* tcp_wmem (sender) / tcp_rmem (receiver)
+				  maximum */
+	uint64_t buf_core_max; /* wmem_max / rmem_max */
+	uint32_t buf_flags;
+	uint64_t sockbuf;
 };
 
 /* A transport's endpoint, opaque to the control channel. */
@@ -259,6 +286,7 @@ struct ferry_msg {
 		struct ferry_msg_auth auth;
 		struct ferry_params propose;
 		struct ferry_msg_accept accept;
+		struct ferry_msg_path path;
 		struct ferry_msg_error error;
 		struct ferry_msg_ep ready; /* the sender's endpoint blob */
 		struct ferry_msg_fin fin;

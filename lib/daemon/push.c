@@ -206,8 +206,10 @@ static void push_opts(struct ferry_opts *so, const struct ferry_opts *o,
 {
 	ferry_opts_init(so);
 	so->transport = ps->transport[0] ? ps->transport : "auto";
-	if (ps->streams)
+	if (ps->streams) {
 		so->streams = ps->streams;
+		so->fixed |= FERRY_FIXED_STREAMS;
+	}
 	so->key = key;
 	so->key_name = ps->token;
 	so->cpulist = o->cpulist;

@@ -180,7 +180,7 @@ static int push_spec(struct ferry_push_spec *ps, struct ferry_remote *src,
 	snprintf(ps->token, sizeof(ps->token), "%s", token);
 	snprintf(ps->dest, sizeof(ps->dest), "%s", cp->dest);
 	ps->cksum = cp->cksum;
-	ps->streams = o->streams;
+	ps->streams = o->fixed & FERRY_FIXED_STREAMS ? o->streams : 0;
 	ps->flags = (cp->force ? FERRY_FILES_FORCE : 0) |
 		    (cp->skip_existing ? FERRY_FILES_SKIP_EXISTING : 0);
 	ps->marker_ms = cp->marker_ms;

@@ -16,6 +16,7 @@
 #include "metrics/metrics.h"
 #include "osu/osu.h"
 #include "pipe/net.h"
+#include "pipe/path.h"
 #include "pipe/session.h"
 #include "util/util.h"
 #include "xport/xport_ids.h"
@@ -249,13 +250,15 @@ static int refuse(int fd, int err, const char *why)
 struct session_ctx {
 	struct ferry__daemon *d; /* NULL: not a daemon */
 	struct ferry__who who;
+	struct ferry_msg_path path; /* the sender's PATH, when it sent one */
+	bool has_path;
 };
 
 /* Set up the pipeline and answer ACCEPT; then wait for the data streams
  * and READY. */
 static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
-		 const struct ferry_params *pr, struct ferry_report *rep,
-		 char *why, size_t whylen)
+		 const struct ferry_params *pr, const struct session_ctx *sc,
+		 struct ferry_report *rep, char *why, size_t whylen)
 {
 	const struct ferry_opts *o = &srv->o;
 	struct ferry_xport_attr xa = { .timeout_ms = o->timeout_ms,
@@ -266,12 +269,19 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 	size_t blob_len = sizeof(m.u.accept.ep.data);
 	struct ferry__xpick pick;
 	struct ferry__xscan xs = { 0 };
+	struct ferry__path_plan pl = { 0 };
+	struct ferry_msg_path rx;
 	uint32_t skip = 0;
 	int err;
 
 	xa.addr_len = sizeof(xa.addr);
 	getsockname(fd, (struct sockaddr *)&xa.addr, &xa.addr_len);
 	getpeername(fd, (struct sockaddr *)&peer, &peer_len);
+	if (sc->has_path) {
+		ferry__path_local(o, fd, (struct sockaddr *)&peer, peer_len,
+				  false, &rx);
+		ferry__path_answer(&sc->path, &rx);
+	}
 	xa.n_ep = p->streams;
 	/* every transport probed once for the session: the choice (and the
 	 * next one, when a chosen one fails to listen) reads the scan */
@@ -296,6 +306,19 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 		}
 		p->ops = pick.ops;
 		xa.family = pick.family;
+		if (sc->has_path) {
+			/* the plan for this transport: tcp's streams and
+			 * buffers, every transport's ring */
+			ferry__path_plan(&sc->path, &rx, pr,
+					 !strcmp(pick.ops->name, "tcp"), &pl);
+			err = ferry__pipe_geometry(p, pl.streams,
+						   pr->chunk_size, pl.slots,
+						   why, whylen);
+			if (err)
+				return refuse(fd, -FERRY_ENEGOTIATE, why);
+			xa.n_ep = p->streams;
+			xa.sockbuf = pl.sockbuf;
+		}
 		err = ferry__pipe_poll_mode(p, o->poll_mode, why, whylen);
 		if (err >= 0) {
 			p->poll_mode = xa.poll_mode = err;
@@ -323,7 +346,22 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 		return refuse(fd, err, why);
 	snprintf(rep->peer_transport, sizeof(rep->peer_transport), "%s",
 		 pick.peer);
+	if (sc->has_path) {
+		struct ferry_msg mp = { .type = FERRY_MSG_PATH };
+
+		mp.u.path = rx;
+		mp.u.path.sockbuf = pl.sockbuf;
+		rep->rtt_ms = pl.rtt_s * 1e3;
+		rep->target_bps = (uint64_t)pl.rate_bps;
+		snprintf(rep->plan, sizeof(rep->plan), "%s", pl.why);
+		ferry__log(FERRY_LOG_INFO, "path plan: %s", pl.why);
+		err = ferry__ctrl_send(fd, &mp, o->timeout_ms);
+		if (err)
+			return err;
+	}
 	m.u.accept.params = *pr;
+	m.u.accept.params.streams = p->streams;
+	m.u.accept.params.slots = p->slots;
 	m.u.accept.params.transports = ferry__xport_answer(&pick);
 	m.u.accept.params.depth = p->depth;
 	m.u.accept.params.xfer_id = p->xfer_id;
@@ -561,6 +599,11 @@ static int requests(struct ferry_server *srv, int fd,
 				   "a transfer token opens a file session, nothing else");
 			return refuse(fd, -EACCES, why);
 		}
+		if (!err && m->type == FERRY_MSG_PATH && !sc->has_path) {
+			sc->path = m->u.path; /* PROPOSE follows */
+			sc->has_path = true;
+			continue;
+		}
 		if (!err && m->type == FERRY_MSG_PROPOSE)
 			return 1;
 		if (!err && m->type != FERRY_MSG_REQ)
@@ -666,7 +709,7 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 			goto out;
 		}
 	}
-	err = setup(srv, &p, fd, &mp->u.propose, rep, why, whylen);
+	err = setup(srv, &p, fd, &mp->u.propose, &sc, rep, why, whylen);
 	if (err)
 		goto out;
 	ferry__pipe_report(&p, rep);

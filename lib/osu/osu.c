@@ -164,6 +164,8 @@ int ferry_osu(const char *host, const char *port, const struct ferry_opts *o,
 	oo.streams = osu_streams(spec->mode);
 	oo.chunk_size = osu_chunk(max_size);
 	oo.slots = 2 * oo.streams;
+	oo.fixed = FERRY_FIXED_STREAMS | FERRY_FIXED_SLOTS; /* a message
+							       path's own */
 	oo.interval = 0;
 	oo.on_interval = NULL;
 	/* busy unless told: what MPI libraries (and so the OSU numbers

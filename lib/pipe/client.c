@@ -6,6 +6,7 @@
 
 #include "metrics/metrics.h"
 #include "pipe/net.h"
+#include "pipe/path.h"
 #include "pipe/session.h"
 #include "util/util.h"
 
@@ -59,12 +60,23 @@ int ferry__client_propose(int fd, const struct ferry_opts *o,
 			  struct ferry__xscan *xs, uint32_t mode,
 			  uint64_t total_bytes, char *why, size_t whylen)
 {
-	struct ferry_msg m = { .type = FERRY_MSG_PROPOSE };
+	struct ferry_msg m = { .type = FERRY_MSG_PATH };
 	uint32_t offer = ferry__xport_offer(xs,
 					    (const struct sockaddr *)&xa->addr,
 					    xa->addr_len);
 	int err;
 
+	/* what this end knows of the path, for the receiver's plan */
+	ferry__path_local(o, fd, (const struct sockaddr *)&xa->addr,
+			  xa->addr_len, true, &m.u.path);
+	err = ferry__ctrl_send(fd, &m, o->timeout_ms);
+	if (err) {
+		ferry__why(why, whylen, "control channel: %s",
+			   ferry_strerror(err));
+		return err;
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = FERRY_MSG_PROPOSE;
 	m.u.propose = (struct ferry_params){
 		.mode = mode,
 		.transports = offer,
@@ -98,11 +110,20 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 			  struct ferry_report *rep, char *why, size_t whylen)
 {
 	struct ferry__xpick pick;
+	struct ferry__path_plan pl;
+	struct ferry_msg_path tx, rx;
+	struct ferry_params floor;
+	bool planned = false;
 	struct ferry_msg m;
 	char xwhy[160];
 	int err;
 
 	err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
+	if (!err && m.type == FERRY_MSG_PATH) { /* the receiver planned */
+		rx = m.u.path;
+		planned = true;
+		err = ferry__ctrl_recv(fd, &m, o->timeout_ms);
+	}
 	if (err == -FERRY_EPEER)
 		return ferry__peer_error(&m, "receiver", why, whylen);
 	if (err) {
@@ -111,9 +132,9 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 		return err;
 	}
 	if (m.type != FERRY_MSG_ACCEPT ||
-	    m.u.accept.params.streams != o->streams ||
 	    m.u.accept.params.chunk_size != o->chunk_size ||
-	    m.u.accept.params.slots != o->slots) {
+	    (!planned && (m.u.accept.params.streams != o->streams ||
+			  m.u.accept.params.slots != o->slots))) {
 		ferry__why(why, whylen,
 			   "the receiver answered with unexpected parameters");
 		return -FERRY_EPROTO;
@@ -130,10 +151,44 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 	snprintf(rep->peer_transport, sizeof(rep->peer_transport), "%s",
 		 pick.peer);
 	p->xfer_id = m.u.accept.params.xfer_id;
-	err = ferry__pipe_geometry(p, o->streams, o->chunk_size, o->slots, why,
+	memset(&pl, 0, sizeof(pl));
+	pl.streams = o->streams;
+	pl.slots = o->slots;
+	if (planned) {
+		/* the same plan as the receiver's, from the same facts: the
+		 * streams and slots it answered must be the plan's */
+		ferry__path_local(o, fd, (const struct sockaddr *)&xa->addr,
+				  xa->addr_len, true, &tx);
+		floor = m.u.accept.params;
+		floor.streams = o->streams;
+		floor.slots = o->slots;
+		ferry__path_plan(&tx, &rx, &floor,
+				 !strcmp(pick.ops->name, "tcp"), &pl);
+		if (m.u.accept.params.streams != pl.streams ||
+		    m.u.accept.params.slots != pl.slots) {
+			ferry__why(why, whylen,
+				   "the receiver answered %u streams and %u slots where the path plan makes %u and %u",
+				   m.u.accept.params.streams,
+				   m.u.accept.params.slots, pl.streams,
+				   pl.slots);
+			return -FERRY_EPROTO;
+		}
+		rep->rtt_ms = pl.rtt_s * 1e3;
+		rep->target_bps = (uint64_t)pl.rate_bps;
+		snprintf(rep->plan, sizeof(rep->plan), "%s", pl.why);
+		ferry__log(FERRY_LOG_INFO, "path plan: %s", pl.why);
+	}
+	err = ferry__pipe_geometry(p, pl.streams, o->chunk_size, pl.slots, why,
 				   whylen);
 	if (err)
 		return err;
+	if (p->stride * p->slots > o->max_mem) {
+		ferry__why(why, whylen,
+			   "the receiver asked for a ring of %llu MiB, over this end's limit of %llu MiB",
+			   (unsigned long long)((p->stride * p->slots) >> 20),
+			   (unsigned long long)(o->max_mem >> 20));
+		return -FERRY_EPROTO;
+	}
 	err = ferry__pipe_poll_mode(p, o->poll_mode, why, whylen);
 	if (err < 0)
 		return err;
@@ -141,6 +196,7 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 	xa->n_ep = p->streams;
 	xa->timeout_ms = o->timeout_ms;
 	xa->rate_bps = p->rate_bps = o->rate_bps;
+	xa->sockbuf = pl.sockbuf;
 	xa->conf = &o->xport;
 	xa->poll_mode = p->poll_mode;
 	xa->family = pick.family;

@@ -170,10 +170,18 @@ static void start_json(const struct ferry_report *r, FILE *out)
 	fputs(", \"peer\": ", out);
 	ferry_json_str(out, r->peer);
 	fprintf(out,
-		",\n    \"streams\": %u, \"slots\": %u, \"depth\": %u, \"chunk_bytes\": %llu,\n"
-		"    \"memory\": {\"pages\": ",
+		",\n    \"streams\": %u, \"slots\": %u, \"depth\": %u, \"chunk_bytes\": %llu,\n",
 		r->streams, r->slots, r->depth,
 		(unsigned long long)r->chunk_size);
+	if (r->plan[0]) {
+		fputs("    \"path\": {\"rtt_ms\": ", out);
+		jnum(out, r->rtt_ms);
+		fprintf(out, ", \"target_bps\": %llu, \"plan\": ",
+			(unsigned long long)r->target_bps);
+		ferry_json_str(out, r->plan);
+		fputs("},\n", out);
+	}
+	fputs("    \"memory\": {\"pages\": ", out);
 	ferry_json_str(out, r->page_kind);
 	fprintf(out, ", \"pool_bytes\": %llu, \"numa_node\": %d, \"placement\": ",
 		(unsigned long long)r->pool_bytes, r->numa_node);

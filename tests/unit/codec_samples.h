@@ -17,7 +17,7 @@ static const uint16_t codec_types[] = {
 	FERRY_MSG_FILES,     FERRY_MSG_MANIFEST,  FERRY_MSG_PLAN,
 	FERRY_MSG_FILE_SUM,  FERRY_MSG_FILE_DONE, FERRY_MSG_REQ,
 	FERRY_MSG_REPLY,     FERRY_MSG_MARKER,    FERRY_MSG_FILE_SUMS,
-	FERRY_MSG_FILE_DONES,
+	FERRY_MSG_FILE_DONES, FERRY_MSG_PATH,
 };
 
 static inline void codec_sample_params(struct ferry_params *p)
@@ -99,6 +99,16 @@ static inline void codec_sample(uint16_t type, struct ferry_msg *m)
 		m->u.blob.last = type & 1;
 		m->u.blob.len = 7 + type;
 		codec_sample_bytes(m->u.blob.data, m->u.blob.len, type);
+		break;
+	case FERRY_MSG_PATH:
+		m->u.path.fixed = FERRY_FIXED_STREAMS | FERRY_FIXED_SLOTS;
+		m->u.path.rtt_us = 300123;
+		m->u.path.rate_bps = 2000000000;
+		m->u.path.mem_max = 4ull << 30;
+		m->u.path.buf_tcp_max = 6u << 20;
+		m->u.path.buf_core_max = 212992;
+		m->u.path.buf_flags = FERRY_PATH_FORCE;
+		m->u.path.sockbuf = 0x0102030405060708ull;
 		break;
 	case FERRY_MSG_FILE_SUM:
 		m->u.file_sum.idx = 0x01020304;

@@ -1,6 +1,6 @@
 /* Generated from codec_samples.h by the encoder the table-driven codec
- * replaced; never regenerate: these bytes are what earlier peers send
- * and expect. */
+ * replaced (PATH: written later, below); never regenerate: these bytes
+ * are what earlier peers send and expect. */
 #ifndef FERRY_TEST_CODEC_VECTORS_H
 #define FERRY_TEST_CODEC_VECTORS_H
 
@@ -145,6 +145,17 @@ static const uint8_t vec_FILE_DONES[43] = {
 	0x0a, 0x17, 0x24, 0x31, 0x3e, 0x4b, 0x58,
 };
 
+/* Added with PATH, from its layout (msg.h) by hand: the encoder must
+ * match it. */
+static const uint8_t vec_PATH[64] = {
+	0x46, 0x52, 0x52, 0x59, 0x34, 0x00, 0x00, 0x00, 0x01, 0x00, 0x14, 0x00,
+	0x03, 0x00, 0x00, 0x00, 0x5b, 0x94, 0x04, 0x00, 0x00, 0x94, 0x35, 0x77,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x60, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x03, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x08, 0x07, 0x06, 0x05,
+	0x04, 0x03, 0x02, 0x01,
+};
+
 static const struct codec_vector {
 	uint16_t type;
 	const uint8_t *bytes;
@@ -169,6 +180,7 @@ static const struct codec_vector {
 	{ FERRY_MSG_MARKER, vec_MARKER, sizeof(vec_MARKER) },
 	{ FERRY_MSG_FILE_SUMS, vec_FILE_SUMS, sizeof(vec_FILE_SUMS) },
 	{ FERRY_MSG_FILE_DONES, vec_FILE_DONES, sizeof(vec_FILE_DONES) },
+	{ FERRY_MSG_PATH, vec_PATH, sizeof(vec_PATH) },
 };
 
 static const uint8_t vec_manifest[60] = {

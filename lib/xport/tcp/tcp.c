@@ -15,6 +15,7 @@
 #include "util/cursor.h"
 #include "util/util.h"
 #include "xport/tcp/tcp.h"
+#include "xport/tcp/tcp_plan.h"
 #include "xport/tcp/tcp_id.h"
 
 #define BLOB_LEN (2 + 2 + FERRY__TCP_TOKEN)
@@ -59,18 +60,16 @@ static uint16_t get_port(const struct sockaddr_storage *ss)
 static size_t auto_sndbuf(unsigned n_ep)
 {
 	size_t want = FERRY__TCP_SNDBUF_TOTAL / n_ep;
-	unsigned long lo, def, max = 0;
-	FILE *f;
+	struct ferry__tcp_limits l;
 
 	if (want > FERRY__TCP_SNDBUF_MAX)
 		want = FERRY__TCP_SNDBUF_MAX;
-	f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
-	if (f) {
-		if (fscanf(f, "%lu %lu %lu", &lo, &def, &max) != 3)
-			max = 0;
-		fclose(f);
-	}
-	return want > max ? want : 0;
+	ferry__tcp_limits_read("", &l);
+	/* without CAP_NET_ADMIN a socket gets at most wmem_max, and setting
+	 * it turns autotuning off: worse than leaving it */
+	if (!l.force && want / 2 > l.wmem_max)
+		return 0;
+	return want > l.tcp_wmem_max ? want : 0;
 }
 
 /* Sets the socket's send buffer to BYTES as the kernel counts it (it
@@ -133,6 +132,7 @@ static void tune(struct ferry_xport *x, int fd, unsigned i)
 		ferry__log(FERRY_LOG_INFO,
 			   "tcp: %u stream(s); socket buffers %s: SO_SNDBUF %d, SO_RCVBUF %d bytes",
 			   x->n_ep,
+			   x->planned     ? "as the path plan asks" :
 			   x->sockbuf     ? "as asked" :
 			   x->auto_sndbuf ? "receive autotuned (starting), send sized for long paths" :
 						 "autotuned (starting)",
@@ -164,7 +164,9 @@ static int tcp_open(const struct ferry_xport_attr *attr,
 	x->attr = *attr;
 	x->n_ep = attr->n_ep;
 	x->lfd = -1;
-	x->sockbuf = attr->conf->tcp.sockbuf;
+	x->sockbuf = attr->conf->tcp.sockbuf ? attr->conf->tcp.sockbuf :
+					       attr->sockbuf;
+	x->planned = !attr->conf->tcp.sockbuf && attr->sockbuf;
 	x->auto_sndbuf = x->sockbuf ? 0 : auto_sndbuf(attr->n_ep);
 	atomic_init(&x->cancelled, false);
 	ferry__tcp_fault_open(x);
@@ -212,6 +214,9 @@ static int tcp_listen(struct ferry_xport *x, struct ferry_mr *ring,
 	if (x->lfd < 0)
 		return -errno;
 	setsockopt(x->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* the streams inherit the buffers, and the window scale their
+	 * SYN-ACK offers is chosen from them */
+	tune(x, x->lfd, 1);
 	if (bind(x->lfd, (struct sockaddr *)&ss, sl) < 0 ||
 	    listen(x->lfd, (int)x->n_ep) < 0 ||
 	    getsockname(x->lfd, (struct sockaddr *)&ss, &sl) < 0) {
@@ -291,35 +296,73 @@ static int tcp_accept(struct ferry_xport *x, const void *peer_blob,
 	return 0;
 }
 
-static int connect_one(struct ferry_xport *x, const struct sockaddr_storage *ss,
-		       socklen_t sl, int *out)
+/* Sender: every data stream's connection at once (on a long path each
+ * takes a round trip: one after another, 16 streams took 5 s at 300 ms).
+ * Each socket is tuned before its SYN, so that the window scale it offers
+ * covers the buffer it was given. 0, or -errno with the stream's index. */
+static int connect_all(struct ferry_xport *x, const struct sockaddr_storage *ss,
+		       socklen_t sl, unsigned *bad)
 {
-	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-			0);
+	uint64_t deadline = ferry__now_ns() +
+			    (uint64_t)x->attr.timeout_ms * 1000000ull;
+	struct pollfd *pf = calloc(x->n_ep, sizeof(*pf));
+	unsigned pending = 0;
 	int err = 0;
-	socklen_t el = sizeof(err);
 
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (const struct sockaddr *)ss, sl) < 0) {
-		if (errno != EINPROGRESS) {
+	if (!pf)
+		return -ENOMEM;
+	for (unsigned i = 0; i < x->n_ep && !err; i++) {
+		int fd = socket(ss->ss_family,
+				SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		*bad = i;
+		if (fd < 0) {
 			err = -errno;
-			goto fail;
+			break;
 		}
-		err = wait_fd(fd, POLLOUT, x->attr.timeout_ms);
-		if (err)
-			goto fail;
-		getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
-		if (err) {
-			err = -err;
-			goto fail;
+		x->ep[i].fd = fd;
+		tune(x, fd, i);
+		pf[i] = (struct pollfd){ .fd = fd, .events = POLLOUT };
+		if (connect(fd, (const struct sockaddr *)ss, sl) == 0)
+			pf[i].fd = -1; /* connected already */
+		else if (errno == EINPROGRESS)
+			pending++;
+		else
+			err = -errno;
+	}
+	while (!err && pending) {
+		uint64_t now = ferry__now_ns();
+		int left = now >= deadline ? 0 :
+				(int)((deadline - now) / 1000000ull);
+		int n = poll(pf, x->n_ep, left);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -FERRY_ETIMEOUT;
+			break;
+		}
+		for (unsigned i = 0; i < x->n_ep && !err; i++) {
+			int e = 0;
+			socklen_t el = sizeof(e);
+
+			if (pf[i].fd < 0 || !pf[i].revents)
+				continue;
+			getsockopt(pf[i].fd, SOL_SOCKET, SO_ERROR, &e, &el);
+			*bad = i;
+			err = -e;
+			pf[i].fd = -1;
+			pending--;
 		}
 	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	*out = fd;
-	return 0;
-fail:
-	close(fd);
+	for (unsigned i = 0; i < x->n_ep && !err; i++) {
+		int fd = x->ep[i].fd;
+
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	}
+	if (!err && atomic_load(&x->cancelled))
+		err = -ECANCELED;
+	free(pf);
 	return err;
 }
 
@@ -332,6 +375,8 @@ static int tcp_connect(struct ferry_xport *x, const void *blob,
 	uint8_t hello[HELLO_LEN];
 	uint16_t port = ferry__get_be16(&b);
 	uint16_t n_ep = ferry__get_be16(&b);
+	unsigned bad = 0;
+	int err;
 
 	ferry__get_bytes(&b, hello, FERRY__TCP_TOKEN);
 	if (blob_len != BLOB_LEN || n_ep != x->n_ep) {
@@ -342,20 +387,19 @@ static int tcp_connect(struct ferry_xport *x, const void *blob,
 	(void)out;
 	*out_len = 0;
 	set_port(&ss, port);
+	err = connect_all(x, &ss, x->attr.addr_len, &bad);
+	if (err) {
+		ferry__why(why, whylen,
+			   "tcp: data stream %u could not connect to port %u: %s",
+			   bad, (unsigned)port, ferry_strerror(err));
+		return err;
+	}
 	for (unsigned i = 0; i < x->n_ep; i++) {
-		int err = connect_one(x, &ss, x->attr.addr_len, &x->ep[i].fd);
-		if (err) {
-			ferry__why(why, whylen,
-				   "tcp: data stream %u could not connect to port %u: %s",
-				   i, (unsigned)port,
-				   ferry_strerror(err));
-			return err;
-		}
 		struct ferry__wcur hc = { .p = hello + FERRY__TCP_TOKEN,
 					  .cap = 4 };
-		ferry__put_be32(&hc, i);
-		tune(x, x->ep[i].fd, i);
 		struct iovec iov = { hello, sizeof(hello) };
+
+		ferry__put_be32(&hc, i);
 		err = ferry__tcp_writev_full(x, x->ep[i].fd, &iov, 1);
 		if (err)
 			return err;

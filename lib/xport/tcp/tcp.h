@@ -52,7 +52,9 @@ struct ferry_xport {
 	uint8_t token[FERRY__TCP_TOKEN]; /* binds data streams to the session */
 	struct ferry_mr *ring;          /* where writes land: the receiver's
 					   ring; the sender's after duplex */
-	size_t sockbuf;                 /* asked for (conf.tcp); 0: none */
+	size_t sockbuf;                 /* asked for (conf.tcp, else the
+					   path plan); 0: none */
+	bool planned;                   /* sockbuf is the path plan's */
 	size_t auto_sndbuf;             /* 0: kernel autotuning */
 	atomic_bool cancelled;
 	uint64_t fault_flip_at;         /* fault hook: flip at byte N - 1;

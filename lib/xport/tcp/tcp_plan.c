@@ -122,7 +122,7 @@ void ferry__tcp_plan(double rtt_s, double rate_bps,
 			 mib(b1, sizeof(b1), rx->tcp_rmem_max),
 			 rx->force ? "" : "; no CAP_NET_ADMIN");
 	int at = snprintf(p->why, sizeof(p->why),
-			  "RTT %.0f ms, target %.3g Gb/s, BDP %s: %u streams x %s (%s%s)",
+			  "RTT %.3g ms, target %.3g Gb/s, BDP %s: %u streams x %s (%s%s)",
 			  rtt_s * 1e3, rate_bps / 1e9,
 			  mib(b2, sizeof(b2), p->bdp), n,
 			  mib(b3, sizeof(b3), p->window),
