@@ -1,5 +1,6 @@
 /* Statistics output. */
 #include <inttypes.h>
+#include <time.h>
 
 #include "report.h"
 
@@ -67,8 +68,14 @@ static void json_dir(FILE *f, const struct wanem_counters *c, uint64_t held)
 
 void wanem_report_json(FILE *f, const struct wanem_report *r)
 {
-	fprintf(f, "{\"type\":\"%s\",\"seconds\":%.3f,\"seed\":%" PRIu64,
-		r->type, r->seconds, r->attr->seed);
+	struct timespec now;
+
+	/* "time": the wall clock (epoch seconds), to put the counters on
+	 * another program's time line (bench/matrix) */
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(f, "{\"type\":\"%s\",\"seconds\":%.3f,\"time\":%.3f,\"seed\":%" PRIu64,
+		r->type, r->seconds,
+		(double)now.tv_sec + (double)now.tv_nsec / 1e9, r->attr->seed);
 	if (r->type[0] == 'e')
 		json_config(f, r->attr);
 	for (int d = 0; d < 2; d++) {

@@ -30,6 +30,10 @@ PLAN_FIELDS = ["id", "tool", "rtt_ms", "rate", "queue", "streams", "window",
 DEFAULTS = {"rate": "-", "queue": "-", "window": "-", "chunk": "-",
             "start": "together", "seconds": "10", "omit": "2", "reps": "1"}
 TOOLS = ("ferry-tcp", "ferry-uroce", "iperf3", "xrdcp")
+WANEM_QUEUE_MAX = 64000000  # ferry-wanem's largest --queue, bytes
+# A tool's 1 s sample counts as above the cap beyond this share of it
+# (the bins' edges are the tools' own, not the limiter's)
+ABOVE_CAP = 1.05
 
 
 def die(msg):
@@ -91,6 +95,11 @@ def plan(path, mode):
         # topology first, then repetitions, then the rest: ferry-wanem
         # restarts per measurement anyway, and the tools interleave
         for rtt, rate, queue in itertools.product(cell["rtt_ms"], cell["rate"], cell["queue"]):
+            if queue == "bdp":  # one bandwidth-delay product
+                if rate_mbps(rate) is None:
+                    die(f"{path}:{n}: queue bdp needs a rate")
+                queue = str(min(int(float(rtt) / 1e3 * rate_mbps(rate) * 1e6 / 8),
+                                WANEM_QUEUE_MAX))
             for rep in range(1, reps + 1):
                 for combo in itertools.product(*(cell[k] for k in keys[4:]), cell["tool"]):
                     m = dict(zip(keys[4:], combo[:-1]), tool=combo[-1], rtt_ms=rtt,
@@ -119,6 +128,7 @@ def series_of(raw, m):
         for line in open(off_file):
             k, v = line.split()
             offsets[k] = float(v)
+    offsets.pop("t0", None)
     files = sorted(f for f in os.listdir(raw) if f.startswith(m["id"] + ".flow"))
 
     def add(t_end, nbytes):
@@ -174,6 +184,37 @@ def series_of(raw, m):
                 add(off + float(t), n - prev)
                 prev = n
     return [(t, bins[t]) for t in sorted(bins)], facts
+
+
+def wire_series(raw, m):
+    """{second: frame bytes} that ferry-wanem sent on towards B (the "ab"
+    egress: what the wire carried, retransmissions included) in each
+    second of the measurement's time line, from its interval counters and
+    the client's start (t0 in the offsets file); {} without them."""
+    t0 = None
+    try:
+        for line in open(os.path.join(raw, m["id"] + ".offsets")):
+            k, v = line.split()
+            if k == "t0":
+                t0 = float(v)
+    except OSError:
+        return {}
+    bins, prev = {}, None
+    try:
+        lines = [json.loads(l) for l in open(os.path.join(raw, m["id"] + ".wanem.json"))
+                 if l.startswith("{")]
+    except (OSError, ValueError):
+        return {}
+    for d in lines:
+        if d.get("type") != "interval" or "time" not in d or t0 is None:
+            continue
+        tx = d["ab"]["tx_bytes"]
+        if prev is not None:
+            b = max(1, math.ceil(d["time"] - t0 - 0.1))
+            if d["time"] > t0:
+                bins[b] = bins.get(b, 0) + tx - prev
+        prev = tx
+    return bins
 
 
 def wanem_facts(raw, m):
@@ -240,12 +281,33 @@ def report(d):
         gbps_steady = (sum(steady) * 8 / len(steady) / 1e9) if steady else ""
         cap = rate_mbps(m["rate"])
         wire = (lambda b: b * 8 / 1e6 * (mss + 66) / mss)  # Mb/s of frames in 1 s
-        t90 = t_reach(series, wire, 0.9 * cap) if cap else ""
-        after = [wire(b) for t, b in series if t90 != "" and t90 - 1 <= t <= secs]
+        # Honest samples: a tool's own count in one second can run ahead
+        # of the wire (bytes handed to socket buffers, chunks checked in
+        # batches); where ferry-wanem's egress counters are there, the
+        # share of the cap and t90 come from them, and a tool's sample
+        # above the cap is flagged and left out of the plots.
+        wbins = wire_series(raw, m)
+        above = [t for t, b in series if cap and wire(b) > ABOVE_CAP * cap]
+        if above:
+            print(f"matrix.py: {m['id']} {m['tool']}: samples above the {m['rate']} cap "
+                  f"at {above} s (the tool's own count): flagged, not plotted",
+                  file=sys.stderr)
+        frames = (lambda b: b * 8 / 1e6)
+        if wbins:
+            wser = [(t, wbins.get(t, 0)) for t in range(1, max(wbins) + 1)]
+            wsteady = [frames(b) for t, b in wser if omit < t <= secs]
+            t90 = t_reach(wser, frames, 0.9 * cap) if cap else ""
+            after = [frames(b) for t, b in wser if t90 != "" and t90 - 1 <= t <= secs]
+            frac = statistics.mean(wsteady) / cap if cap and wsteady else None
+        else:
+            t90 = t_reach(series, wire, 0.9 * cap) if cap else ""
+            after = [wire(b) for t, b in series if t90 != "" and t90 - 1 <= t <= secs]
+            frac = statistics.mean(wire(b) for b in steady) / cap if cap and steady else None
         row = dict(m, mtu=mtu, gbps=round(gbps, 4),
                    gbps_steady=round(gbps_steady, 4) if steady else "",
-                   frac_of_cap=round(statistics.mean(wire(b) for b in steady) / cap, 4)
-                   if cap and steady else "",
+                   frac_of_cap=round(frac, 4) if frac is not None else "",
+                   share_source="wire" if wbins else "tool",
+                   samples_above_cap=len(above),
                    t90_s=t90,
                    frac_after_t90=round(statistics.mean(after) / cap, 4) if after else "",
                    bytes=total, **facts, **wanem_facts(raw, m), **host_facts(raw, m))
@@ -254,7 +316,10 @@ def report(d):
             series_rows.append(dict(id=m["id"], tool=m["tool"], rtt_ms=m["rtt_ms"],
                                     streams=m["streams"], window=m["window"],
                                     chunk=m["chunk"], start=m["start"], rep=m["rep"],
-                                    t_s=t, gbps=round(b * 8 / 1e9, 4)))
+                                    t_s=t, gbps=round(b * 8 / 1e9, 4),
+                                    wire_gbps=round(wbins[t] * 8 / 1e9, 4)
+                                    if t in wbins else "",
+                                    above_cap=int(t in above)))
     if not results:
         die(f"{d}: no finished measurements")
     fields = list(results[0].keys())
@@ -288,21 +353,29 @@ def group_med(results, keys, val="gbps_steady"):
 
 def summary(results, settings):
     print(f"\n{settings.get('title', 'study')}: median over repetitions, Gb/s of payload "
-          "after the first OMIT seconds (t90: end of the first 2 s at >= 90% of the cap)")
+          "after the first OMIT seconds; share of the cap after them and t90 (end of the "
+          "first 2 s at >= 90% of the cap) from ferry-wanem's egress counters where "
+          "they are there; flagged: the tool's 1 s samples above the cap")
     keys = ["tool", "rtt_ms", "rate", "queue", "streams", "window", "chunk", "start"]
     med = group_med(results, keys)
-    t90 = {}
+    extra = {}
     for r in results:
-        t90.setdefault(tuple(r[k] for k in keys), []).append(r["t90_s"])
-    print("| " + " | ".join(keys) + " | Gb/s | t90 s (each rep) |")
-    print("|" + "---|" * (len(keys) + 2))
+        e = extra.setdefault(tuple(r[k] for k in keys), {"t90": [], "frac": [], "flag": 0})
+        e["t90"].append(r["t90_s"])
+        if r["frac_of_cap"] != "":
+            e["frac"].append(r["frac_of_cap"])
+        e["flag"] += r["samples_above_cap"]
+    print("| " + " | ".join(keys) + " | Gb/s | share of cap | t90 s (each rep) | flagged |")
+    print("|" + "---|" * (len(keys) + 4))
     def num(v):
         if re.fullmatch(r"[0-9.]+", v):
             return (0, float(v))
         return (0, size_mib(v)) if size_mib(v) is not None else (1, v)
     for k in sorted(med, key=lambda k: tuple(num(v) for v in k)):
-        ts = " ".join(str(x) if x != "" else "-" for x in t90[k])
-        print("| " + " | ".join(k) + f" | {med[k]:.3f} | {ts} |")
+        e = extra[k]
+        ts = " ".join(str(x) if x != "" else "-" for x in e["t90"])
+        frac = f"{statistics.median(e['frac']):.2f}" if e["frac"] else "-"
+        print("| " + " | ".join(k) + f" | {med[k]:.3f} | {frac} | {ts} | {e['flag']} |")
 
 
 def size_mib(s):
@@ -375,7 +448,8 @@ def plots(d, results, series_rows, settings):
             f = os.path.join(dat, f"time-{mid}.dat")
             with open(f, "w") as fh:
                 for s in pts:
-                    fh.write(f"{s['t_s']} {s['gbps']}\n")
+                    if not s["above_cap"]:  # flagged: not throughput
+                        fh.write(f"{s['t_s']} {s['gbps']}\n")
             name = label(r, ["streams", "window", "start", "rtt_ms"]) + f" rep {r['rep']}"
             plots_.append(f"'{f}' using 1:2 with linespoints lw 2 title '{name}'")
         png = os.path.join(d, "time.png")

@@ -266,7 +266,7 @@ measure() {
 	fi
 	R_LAST=$((R_SECS + (R_NFLOWS - 1) * R_GAP))
 	delay=$(awk -v r="$R_RTT" 'BEGIN { print r / 2 }')
-	args=(--delay "$delay" --seed "$((10#${R_ID#m}))")
+	args=(--delay "$delay" --seed "$((10#${R_ID#m}))" --stats-interval 1)
 	[ "$R_RATE" != - ] && args+=(--rate "$R_RATE")
 	[ "$R_QUEUE" != - ] && args+=(--queue "$R_QUEUE")
 	note "$R_ID/$NMEAS: $R_TOOL, RTT $R_RTT ms, rate $R_RATE, queue $R_QUEUE, $R_STREAMS stream(s), window $R_WINDOW, chunk $R_CHUNK, $R_START, ${R_SECS} s, rep $R_REP"
@@ -285,7 +285,7 @@ measure() {
 	"${tool}_server"
 	echo "load_before $(cut -d' ' -f1 /proc/loadavg)" >"$R_RAW.host"
 	t0=$(date +%s.%N)
-	: >"$R_RAW.offsets"
+	echo "t0 $t0" >"$R_RAW.offsets"   # the wire counters' time line
 	for ((k = 0; k < R_NFLOWS; k++)); do
 		start_at=$(awk -v t0="$t0" -v k="$k" -v g="$R_GAP" -v now="$(date +%s.%N)" \
 			'BEGIN { d = t0 + k * g - now; print (d > 0 ? d : 0) }')

@@ -132,7 +132,8 @@ static void flag(struct ferry__doctor *d, const char *name, long good,
 }
 
 /* The streams this path needs with the buffers this host allows (the
- * same at both ends), against ferry's default stream count. */
+ * same at both ends): what each session plans by itself (lib/pipe/path.h)
+ * unless -P is given, and whether the sysctls would let fewer do. */
 static void plan(struct ferry__doctor *d)
 {
 	struct ferry__tcp_limits l;
@@ -144,21 +145,20 @@ static void plan(struct ferry__doctor *d)
 			&p);
 	if (p.covered < p.bdp) {
 		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "tcp streams");
-		ferry__doctor_value(c, "%s", p.why);
+		ferry__doctor_value(c, "%s; ferry opens these by itself, and they fall short",
+				    p.why);
 		ferry__doctor_fix(c, "raise the buffer sysctls above, or give ferry CAP_NET_ADMIN on both hosts");
-	} else if (p.streams > FERRY_DEFAULT_STREAMS) {
-		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "tcp streams");
-		ferry__doctor_value(c, "%s; the default %d streams are too few",
-				    p.why, FERRY_DEFAULT_STREAMS);
-		if (p.reach < FERRY__PLAN_MAX_WINDOW)
-			ferry__doctor_fix(c, "give ferry send and bench -P %u, or raise the buffer sysctls above so that %d streams do",
-					  p.streams, FERRY_DEFAULT_STREAMS);
-		else /* TCP's largest window already */
-			ferry__doctor_fix(c, "give ferry send and bench -P %u",
-					  p.streams);
+	} else if (p.streams > FERRY_DEFAULT_STREAMS &&
+		   p.reach < FERRY__PLAN_MAX_WINDOW) {
+		c = ferry__doctor_add(d, FERRY_CHECK_INFO, "tcp streams");
+		ferry__doctor_value(c, "%s; ferry opens %u streams by itself on this path (no -P needed)",
+				    p.why, p.streams);
+		ferry__doctor_fix(c, "the buffer sysctls above would let %d streams do",
+				  FERRY_DEFAULT_STREAMS);
 	} else {
 		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "tcp streams");
-		ferry__doctor_value(c, "%s", p.why);
+		ferry__doctor_value(c, "%s; ferry opens %u streams by itself on this path",
+				    p.why, p.streams);
 	}
 }
 

@@ -32,6 +32,8 @@ static const struct {
 	{ "reply_stat", 0, FERRY_MSG_REPLY },
 	{ "reply_cksum", 0, FERRY_MSG_REPLY },
 	{ "marker", 0, FERRY_MSG_MARKER },
+	{ "path", 0, FERRY_MSG_PATH },
+	{ "path_bad_flags", -FERRY_EPROTO, FERRY_MSG_PATH },
 	{ "two_frames", 0, FERRY_MSG_READY },
 	{ "version2", -FERRY_EVERSION, FERRY_MSG_HELLO },
 	{ "too_big", -FERRY_ETOOBIG, 0 },
@@ -95,6 +97,14 @@ static int check_fields(const struct ferry_msg *m)
 					   &st) == 0 &&
 		       st.type == 1 && st.mode == 0644 && st.size == 12345 &&
 		       st.mtime_ns == 1700000000123456789ll;
+	case FERRY_MSG_PATH:
+		return m->u.path.fixed == 0 && m->u.path.rtt_us == 300000 &&
+		       m->u.path.rate_bps == 10000000000ull &&
+		       m->u.path.mem_max == 4ull << 30 &&
+		       m->u.path.buf_tcp_max == 6u << 20 &&
+		       m->u.path.buf_core_max == 212992 &&
+		       m->u.path.buf_flags == FERRY_PATH_FORCE &&
+		       m->u.path.sockbuf == 0;
 	case FERRY_MSG_MARKER:
 		return m->u.marker.bytes == 5ull << 30 &&
 		       m->u.marker.total == 10ull << 30 &&

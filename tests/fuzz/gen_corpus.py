@@ -152,6 +152,12 @@ def main():
             "<BIQq", 1, 0o644, 12345, 1700000000123456789))),
         "reply_cksum": frame(16, reply(3, 1, 0xDEADBEEF)),
         "marker": frame(17, marker(5 << 30, 10 << 30, 1 << 30, 5000, 3, 7)),
+        # PATH: fixed, rtt_us, rate, ring limit, tcp and core buffer
+        # limits, flags (1: CAP_NET_ADMIN), sockbuf
+        "path": frame(20, struct.pack("<IIQQQQIQ", 0, 300000, 10 ** 10,
+                                      4 << 30, 6 << 20, 212992, 1, 0)),
+        "path_bad_flags": frame(20, struct.pack("<IIQQQQIQ", 4, 0, 0, 0, 0,
+                                                0, 2, 0)),
         # Near misses the fuzzer can mutate from.
         "two_frames": frame(7, b"\x00\x00") + frame(3, mac),
         "version2": frame(1, hello(nonce, 0), version=2),
