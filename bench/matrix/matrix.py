@@ -26,10 +26,13 @@ import subprocess
 import sys
 
 PLAN_FIELDS = ["id", "tool", "rtt_ms", "rate", "queue", "streams", "window",
-               "chunk", "start", "seconds", "omit", "rep"]
+               "chunk", "start", "seconds", "omit", "rep", "loss"]
+# a table's columns: all but the id and the repetition
+CELL_FIELDS = [f for f in PLAN_FIELDS if f not in ("id", "rep")]
 DEFAULTS = {"rate": "-", "queue": "-", "window": "-", "chunk": "-",
-            "start": "together", "seconds": "10", "omit": "2", "reps": "1"}
-TOOLS = ("ferry-tcp", "ferry-uroce", "iperf3", "xrdcp")
+            "start": "together", "seconds": "10", "omit": "2", "reps": "1",
+            "loss": "-"}
+TOOLS = ("ferry-tcp", "ferry-uroce", "ferry-send", "iperf3", "xrdcp")
 WANEM_QUEUE_MAX = 64000000  # ferry-wanem's largest --queue, bytes
 # A tool's 1 s sample counts as above the cap beyond this share of it
 # (the bins' edges are the tools' own, not the limiter's)
@@ -83,7 +86,7 @@ def plan(path, mode):
         if row["mode"] not in ("all", mode):
             continue
         cell = {f: row.get(f, DEFAULTS.get(f, "-")).split() or ["-"]
-                for f in PLAN_FIELDS[1:-1]}
+                for f in CELL_FIELDS}
         reps = int(row.get("reps", DEFAULTS["reps"]))
         for t in cell["tool"]:
             if t not in TOOLS:
@@ -91,7 +94,7 @@ def plan(path, mode):
         for st in cell["start"]:
             if not re.fullmatch(r"together|stagger:[1-9][0-9]*", st):
                 die(f"{path}:{n}: start {st}: together or stagger:SECONDS")
-        keys = PLAN_FIELDS[1:-1]
+        keys = CELL_FIELDS
         # topology first, then repetitions, then the rest: ferry-wanem
         # restarts per measurement anyway, and the tools interleave
         for rtt, rate, queue in itertools.product(cell["rtt_ms"], cell["rate"], cell["queue"]):
@@ -121,7 +124,8 @@ def mss_of(mtu):
 def series_of(raw, m):
     """[(t_end_s, bytes)] per 1 s bin for measurement m, all flows summed,
     and a dict of extra facts (retransmits, stalls, crc errors)."""
-    bins, facts = {}, {"retransmits": "", "stalls": "", "crc_errors": ""}
+    bins, facts = {}, {"retransmits": "", "stalls": "", "crc_errors": "",
+                       "streams_used": ""}
     offsets = {}
     off_file = os.path.join(raw, m["id"] + ".offsets")
     if os.path.exists(off_file):
@@ -164,6 +168,9 @@ def series_of(raw, m):
             for iv in s["intervals"]:
                 add(off + iv["end"], iv["bytes"])
             facts["stalls"] = (facts["stalls"] or 0) + s["end"].get("stalls", 0)
+            # the streams the session used: the path plan's, unless -P
+            facts["streams_used"] = (facts["streams_used"] or 0) + \
+                s["start"].get("streams", 0)
         elif f.endswith(".json") and m["tool"] == "iperf3":
             r = json.load(open(path))
             if "error" in r:   # e.g. -w above 2 x rmem_max: iperf3 refuses
@@ -176,6 +183,8 @@ def series_of(raw, m):
                 add(off + s["end"], s["bytes"])
             facts["retransmits"] = (facts["retransmits"] or 0) + \
                 r["end"]["sum_sent"].get("retransmits", 0)
+            facts["streams_used"] = (facts["streams_used"] or 0) + \
+                r["start"].get("test_start", {}).get("num_streams", 0)
         elif f.endswith(".size"):  # xrdcp: "seconds-since-start bytes" samples
             prev = 0
             for line in open(path):
@@ -259,7 +268,9 @@ def report(d):
         if p[0] == "set":
             settings[p[1]] = p[2]
         else:
-            plan_rows.append(dict(zip(PLAN_FIELDS, p)))
+            row = dict(zip(PLAN_FIELDS, p))
+            row.setdefault("loss", "-")  # a plan from before the column
+            plan_rows.append(row)
     done = set(open(os.path.join(d, "done.txt")).read().split()) \
         if os.path.exists(os.path.join(d, "done.txt")) else set()
     mtu = int(settings.get("mtu", "1500"))
@@ -347,7 +358,7 @@ def group_med(results, keys, val="gbps_steady"):
     g = {}
     for r in results:
         v = r[val] if r[val] != "" else r["gbps"]
-        g.setdefault(tuple(r[k] for k in keys), []).append(v)
+        g.setdefault(tuple(str(r[k]) for k in keys), []).append(v)
     return {k: statistics.median(v) for k, v in g.items()}
 
 
@@ -356,11 +367,12 @@ def summary(results, settings):
           "after the first OMIT seconds; share of the cap after them and t90 (end of the "
           "first 2 s at >= 90% of the cap) from ferry-wanem's egress counters where "
           "they are there; flagged: the tool's 1 s samples above the cap")
-    keys = ["tool", "rtt_ms", "rate", "queue", "streams", "window", "chunk", "start"]
+    keys = ["tool", "rtt_ms", "rate", "queue", "loss", "streams", "streams_used", "window",
+            "chunk", "start"]
     med = group_med(results, keys)
     extra = {}
     for r in results:
-        e = extra.setdefault(tuple(r[k] for k in keys), {"t90": [], "frac": [], "flag": 0})
+        e = extra.setdefault(tuple(str(r[k]) for k in keys), {"t90": [], "frac": [], "flag": 0})
         e["t90"].append(r["t90_s"])
         if r["frac_of_cap"] != "":
             e["frac"].append(r["frac_of_cap"])

@@ -30,12 +30,16 @@
 # and prints a summary table.
 #
 # Transports ("tool" column): ferry-tcp (ferry bench, tcp; window =
-# --sockbuf on both ends, chunk = -l), ferry-uroce (ferry bench over uroce
+# --sockbuf on both ends, chunk = -l), ferry-send (ferry send of
+# SEND_FILES x SEND_SIZE, default 4 x 1G, sparse on A's tmpfs, into
+# ferry recv --dir on B's tmpfs; seconds = its time limit), ferry-uroce (ferry bench over uroce
 # on DPDK net_af_packet on the same veths; needs mtu=9000 in the table for
 # its 4 KiB path MTU; not staggered), iperf3 (-P streams, window = -w),
 # xrdcp (B downloads a sparse tmpfs file from an XRootD server in A:
 # XRootD's parallel streams carry only what the server sends; streams =
 # --streams, at most 15; window and chunk do not apply).
+#
+# A "loss" column (percent) adds ferry-wanem --loss to the row.
 #
 # Environment:
 #   QUICK=1        the table's "quick" rows (a smoke run of a few minutes)
@@ -205,6 +209,44 @@ ferry_client() { # FLOW STREAMS
 		>"$R_RAW.send$1.json" 2>"$R_RAW.flow$1.err" &
 	CPIDS+=($!)
 }
+# ferry-send: `ferry send` of SEND_FILES files of SEND_SIZE (default 4 x
+# 1G; sparse, on A's tmpfs) into a `ferry recv --dir` on B's tmpfs; the
+# row's seconds are its time limit. The files' bytes are real on B: mind
+# the memory.
+SEND_FILES=${SEND_FILES:-4}
+SEND_SIZE=${SEND_SIZE:-1G}
+ferry-send_server() {
+	local k
+	for ((k = 0; k < R_NFLOWS; k++)); do
+		rm -rf "$XDIR/in$k"
+		mkdir -p "$XDIR/in$k" || die "cannot make $XDIR/in$k"
+		ip netns exec "$WAN_NSB" timeout -k 5 $((R_LAST + LIMIT_EXTRA)) \
+			"$FERRY" recv --key "$T/key" -B "$WAN_IPB" -p $((PORT + k)) \
+			--dir "$XDIR/in$k" --once --json -i 1 \
+			>"$R_RAW.flow$k.json" 2>"$R_RAW.recv$k.err" &
+		SPIDS+=($!)
+	done
+	for ((k = 0; k < R_NFLOWS; k++)); do
+		wait_listen $((PORT + k)) "$WAN_NSB" ||
+			die "ferry recv did not listen: $(tail -3 "$R_RAW.recv$k.err")"
+	done
+}
+ferry-send_client() { # FLOW STREAMS
+	local args=(send --key "$T/key" -i 1 --json --transport tcp) i
+	if [ ! -d "$XDIR/out" ]; then
+		mkdir -p "$XDIR/out" || die "cannot make $XDIR/out"
+		for ((i = 0; i < SEND_FILES; i++)); do
+			truncate -s "$SEND_SIZE" "$XDIR/out/f$i" || die "cannot make $XDIR/out/f$i"
+		done
+	fi
+	[ "$2" != - ] && args+=(-P "$2")
+	[ "$R_WINDOW" != - ] && args+=(--sockbuf "$R_WINDOW")
+	[ "$R_CHUNK" != - ] && args+=(-l "$R_CHUNK")
+	ip netns exec "$WAN_NSA" timeout -k 5 "$R_SECS" \
+		"$FERRY" "${args[@]}" "$XDIR/out" "$WAN_IPB:$((PORT + $1))" \
+		>"$R_RAW.send$1.json" 2>"$R_RAW.flow$1.err" &
+	CPIDS+=($!)
+}
 iperf3_server() { # -J: --get-server-output then hands the client the
 	# receiver's intervals as JSON
 	local k
@@ -257,7 +299,8 @@ FIRST=1
 measure() {
 	local delay args k t0 now start_at
 	IFS=$'\t' read -r R_ID R_TOOL R_RTT R_RATE R_QUEUE R_STREAMS R_WINDOW R_CHUNK \
-		R_START R_SECS _ R_REP <<<"$1"   # (omit: for the report)
+		R_START R_SECS _ R_REP R_LOSS <<<"$1"   # (omit: for the report)
+	R_LOSS=${R_LOSS:--}
 	R_RAW=$D/raw/$R_ID
 	R_NFLOWS=1 R_GAP=0
 	local per=$R_STREAMS
@@ -269,7 +312,8 @@ measure() {
 	args=(--delay "$delay" --seed "$((10#${R_ID#m}))" --stats-interval 1)
 	[ "$R_RATE" != - ] && args+=(--rate "$R_RATE")
 	[ "$R_QUEUE" != - ] && args+=(--queue "$R_QUEUE")
-	note "$R_ID/$NMEAS: $R_TOOL, RTT $R_RTT ms, rate $R_RATE, queue $R_QUEUE, $R_STREAMS stream(s), window $R_WINDOW, chunk $R_CHUNK, $R_START, ${R_SECS} s, rep $R_REP"
+	[ "$R_LOSS" != - ] && args+=(--loss "$R_LOSS")
+	note "$R_ID/$NMEAS: $R_TOOL, RTT $R_RTT ms, rate $R_RATE, queue $R_QUEUE, loss $R_LOSS%, $R_STREAMS stream(s), window $R_WINDOW, chunk $R_CHUNK, $R_START, ${R_SECS} s, rep $R_REP"
 	if [ $FIRST = 1 ]; then
 		wan_up "${args[@]}" || die "the WAN did not come up: $(tail -3 "$WAN_LOG" 2>/dev/null)"
 		FIRST=0
@@ -282,6 +326,7 @@ measure() {
 	SPIDS=() CPIDS=()
 	local tool=${R_TOOL%-tcp}
 	tool=${tool%-uroce}
+	rm -rf "$XDIR"/in*   # the last ferry-send row's files
 	"${tool}_server"
 	echo "load_before $(cut -d' ' -f1 /proc/loadavg)" >"$R_RAW.host"
 	t0=$(date +%s.%N)
