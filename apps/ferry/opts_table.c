@@ -675,7 +675,9 @@ const struct cli_opt cli_opts[] = {
 	  .like = "iperf3 -V, --verbose; xrdcp --verbose" },
 	{ .name = "timeout", .arg = "SEC", .cmds = PEERS, .group = G_OUTPUT,
 	  .set = set_timeout,
-	  .help = "give up on a peer silent this long (default 10)" },
+	  .help = "give up on a peer silent this long (default 10); one "
+		  "data stream may stay silent up to 6 times as long while the "
+		  "peer answers on the others (TCP retrying after a loss burst)" },
 	{ .name = "help", .letter = 'h', .cmds = EVERY, .group = G_OUTPUT,
 	  .help = "this text" },
 };

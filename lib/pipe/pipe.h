@@ -89,6 +89,11 @@ struct ferry__pipe {
 	uint64_t rate_bps;
 	_Atomic uint64_t pace_next;
 
+	/* sender: when a stream last got credits back (ns): the peer is
+	 * alive, so another stream that hears nothing may wait longer
+	 * (FERRY__STALL_ALIVE, pipe_dp.c) */
+	_Atomic uint64_t heard_ns;
+
 	/* sender: run for a byte budget or until a deadline */
 	uint64_t budget;          /* 0: time-bound */
 	_Atomic uint64_t claimed; /* bytes handed to streams so far */

@@ -50,14 +50,23 @@ static void quiet_start(struct quiet *q, const struct ferry_credit_tx *c,
 	q->deadline = ferry__now_ns() + (uint64_t)timeout_ms * 1000000ull;
 }
 
-static bool quiet_too_long(struct quiet *q, const struct ferry_credit_tx *c,
-			   uint64_t wdone, int timeout_ms)
+static bool quiet_too_long(const struct ferry__pipe *p, struct quiet *q,
+			   const struct ferry_credit_tx *c, uint64_t wdone,
+			   int timeout_ms)
 {
+	uint64_t limit = (uint64_t)timeout_ms * 1000000ull, now;
+
 	if (c->freed + wdone != q->seen) {
 		quiet_start(q, c, wdone, timeout_ms);
 		return false;
 	}
-	return ferry__now_ns() > q->deadline;
+	now = ferry__now_ns();
+	if (now <= q->deadline)
+		return false;
+	/* the peer still answers elsewhere: keep waiting, within a bound */
+	return now - atomic_load_explicit(&p->heard_ns,
+					  memory_order_relaxed) > limit ||
+	       now > q->deadline + (FERRY__STALL_ALIVE - 1) * limit;
 }
 
 /* Reap completions and credits. Returns 0 or a negative error. */
@@ -67,6 +76,7 @@ static int reap(struct ferry__stream *s, struct ferry_credit_tx *c,
 	struct ferry__pipe *p = s->p;
 	struct ferry_wc wc[POLL_BATCH];
 	int n = p->ops->poll(p->x, s->idx, wc, POLL_BATCH, timeout_ms);
+	bool heard = false;
 
 	for (int i = 0; i < n; i++) {
 		if (wc[i].op == FERRY_WC_WRITE) {
@@ -78,8 +88,12 @@ static int reap(struct ferry__stream *s, struct ferry_credit_tx *c,
 							 wc[i].len);
 			if (err)
 				return err;
+			heard = true;
 		}
 	}
+	if (heard)
+		atomic_store_explicit(&p->heard_ns, ferry__now_ns(),
+				      memory_order_relaxed);
 	return n < 0 ? n : 0;
 }
 
@@ -143,7 +157,7 @@ void *ferry__send_worker(void *arg)
 					err = -ECANCELED;
 					goto out;
 				}
-				if (quiet_too_long(&q, &c, wdone, p->timeout_ms)) {
+				if (quiet_too_long(p, &q, &c, wdone, p->timeout_ms)) {
 					err = -FERRY_ETIMEOUT;
 					goto out;
 				}
@@ -195,7 +209,7 @@ void *ferry__send_worker(void *arg)
 			err = -ECANCELED;
 			break;
 		}
-		if (quiet_too_long(&q, &c, wdone, p->timeout_ms)) {
+		if (quiet_too_long(p, &q, &c, wdone, p->timeout_ms)) {
 			err = -FERRY_ETIMEOUT;
 			break;
 		}

@@ -58,4 +58,11 @@ int ferry__random(void *buf, size_t len);
 
 #define FERRY__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* A data stream that hears nothing for a session's --timeout while the
+ * peer still answers on its other streams (one stream in TCP's
+ * retransmission backoff after a burst of loss on a long path) waits up
+ * to this many times as long before the session gives up on it: the
+ * sender's credit wait (lib/pipe/pipe_dp.c) and tcp's blocked send. */
+#define FERRY__STALL_ALIVE 6
+
 #endif

@@ -2,12 +2,14 @@
  * link: its waits for the receiver (a stall for credits, the final drain)
  * give up only when nothing has moved for the session timeout, however
  * long the whole wait takes; a peer that goes silent still ends the
- * stream within about one timeout.
+ * stream within about one timeout; one stream that hears nothing while
+ * the peer answers on the others waits longer, within a bound.
  *
  * The fake transport completes writes and returns credits one event at a
  * time, an event every GAP_MS of real time, so a ring of DEPTH slots takes
  * DEPTH x GAP_MS to drain: several session timeouts. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,12 +33,13 @@ enum pace {
 			    when no write is outstanding, all in one */
 	SILENT_AFTER,    /* as CREDITS_PACED, then nothing after `quiet_at`
 			    credits */
+	SILENT_SPELL,    /* as SILENT_AFTER for `spell_ms`, then on again */
 };
 
 static struct fake {
 	enum pace pace;
 	uint64_t posted, completed, reported, credited, quiet_at;
-	uint64_t next_ns;
+	uint64_t next_ns, spell_ms, spell_end;
 	struct ferry_credit_rx rx;
 } L;
 
@@ -66,6 +69,12 @@ static int fake_event(struct ferry_wc *wc)
 	}
 	if (L.pace == SILENT_AFTER && L.credited >= L.quiet_at)
 		return 0;
+	if (L.pace == SILENT_SPELL && L.credited >= L.quiet_at) {
+		if (!L.spell_end)
+			L.spell_end = ferry__now_ns() + L.spell_ms * 1000000ull;
+		if (ferry__now_ns() < L.spell_end)
+			return 0;
+	}
 	if (L.credited < L.completed) {
 		uint64_t n = L.pace == WRITES_PACED ? L.completed - L.credited : 1;
 
@@ -118,36 +127,66 @@ static const struct ferry_xport_ops fake_ops = {
 
 static uint8_t ring[DEPTH * (FERRY_CHUNK_HDR_SPACE + CHUNK)];
 
-/* Run one stream of `chunks` chunks to its end on the fake link; the
- * stream's error (0 if none) and, in ms, how long it ran. */
-static int run(enum pace pace, uint64_t chunks, uint64_t quiet_at,
-	       struct ferry__stream *s, double *ms)
+/* The session's other streams, hearing from the peer all along: the
+ * pipeline's heard_ns kept fresh while `others` runs. */
+static struct ferry__pipe P;
+static atomic_bool others_stop;
+
+static void *others(void *arg)
 {
-	static struct ferry__pipe p;
+	(void)arg;
+	while (!atomic_load(&others_stop)) {
+		atomic_store(&P.heard_ns, ferry__now_ns());
+		nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
+	}
+	return NULL;
+}
+
+/* Run one stream of `chunks` chunks to its end on the fake link, with
+ * the peer answering on other streams or not; the stream's error (0 if
+ * none) and, in ms, how long it ran. */
+static int run_ex(enum pace pace, uint64_t chunks, uint64_t quiet_at,
+		  bool others_alive, struct ferry__stream *s, double *ms)
+{
+	struct ferry__pipe *p = &P;
+	pthread_t th;
 	uint64_t t0;
 
 	memset(&L, 0, sizeof(L));
 	L.pace = pace;
 	L.quiet_at = quiet_at;
+	L.spell_ms = 3 * TIMEOUT_MS;
 	ferry__credit_rx_init(&L.rx, 0, DEPTH);
-	memset(&p, 0, sizeof(p));
-	p.role = FERRY__SENDER;
-	p.dp = &ferry__bench_dp;
-	p.ops = &fake_ops;
-	p.base = ring;
-	p.chunk = CHUNK;
-	p.stride = FERRY_CHUNK_HDR_SPACE + CHUNK;
-	p.streams = 1;
-	p.depth = p.slots = DEPTH;
-	p.timeout_ms = TIMEOUT_MS;
-	p.budget = chunks * CHUNK;
-	atomic_init(&p.running, 1);
+	memset(p, 0, sizeof(*p));
+	p->role = FERRY__SENDER;
+	p->dp = &ferry__bench_dp;
+	p->ops = &fake_ops;
+	p->base = ring;
+	p->chunk = CHUNK;
+	p->stride = FERRY_CHUNK_HDR_SPACE + CHUNK;
+	p->streams = 1;
+	p->depth = p->slots = DEPTH;
+	p->timeout_ms = TIMEOUT_MS;
+	p->budget = chunks * CHUNK;
+	atomic_init(&p->running, 1);
 	memset(s, 0, sizeof(*s));
-	s->p = &p;
+	s->p = p;
+	atomic_store(&others_stop, false);
+	if (others_alive)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, others, NULL), 0);
 	t0 = ferry__now_ns();
 	ferry__send_worker(s);
 	*ms = (double)(ferry__now_ns() - t0) / 1e6;
+	atomic_store(&others_stop, true);
+	if (others_alive)
+		pthread_join(th, NULL);
 	return s->err;
+}
+
+static int run(enum pace pace, uint64_t chunks, uint64_t quiet_at,
+	       struct ferry__stream *s, double *ms)
+{
+	return run_ex(pace, chunks, quiet_at, false, s, ms);
 }
 
 /* Credits come back one per GAP_MS: the stalls (ring full) and the final
@@ -201,6 +240,36 @@ static void test_silent_peer_times_out(void)
 	CU_ASSERT(ms < (DEPTH + 3) * GAP_MS + TIMEOUT_MS + 2000);
 }
 
+/* One stream silent for three timeouts while the peer answers on the
+ * others (TCP retrying after a loss burst): it waits and completes. The
+ * same spell with the peer silent everywhere ends the session. */
+static void test_one_silent_stream_waits(void)
+{
+	struct ferry__stream s;
+	double ms;
+
+	CU_ASSERT_EQUAL(run_ex(SILENT_SPELL, 3 * DEPTH, DEPTH + 3, true, &s,
+			       &ms), 0);
+	CU_ASSERT_EQUAL(atomic_load(&s.chunks), 3 * DEPTH);
+	CU_ASSERT(ms > 3.0 * TIMEOUT_MS);
+	CU_ASSERT_EQUAL(run_ex(SILENT_SPELL, 3 * DEPTH, DEPTH + 3, false, &s,
+			       &ms), -FERRY_ETIMEOUT);
+}
+
+/* ... but not for ever: FERRY__STALL_ALIVE timeouts at most. */
+static void test_one_silent_stream_bounded(void)
+{
+	struct ferry__stream s;
+	double ms;
+
+	CU_ASSERT_EQUAL(run_ex(SILENT_AFTER, 3 * DEPTH, DEPTH + 3, true, &s,
+			       &ms), -FERRY_ETIMEOUT);
+	CU_ASSERT(ms >= (DEPTH + 2) * GAP_MS +
+			       FERRY__STALL_ALIVE * TIMEOUT_MS - 5);
+	CU_ASSERT(ms < (DEPTH + 3) * GAP_MS +
+			       FERRY__STALL_ALIVE * TIMEOUT_MS + 2000);
+}
+
 int main(void)
 {
 	CU_TestInfo tests[] = {
@@ -210,6 +279,9 @@ int main(void)
 		  test_slow_completions_complete },
 		{ "a silent peer still times out, one timeout after its last credit",
 		  test_silent_peer_times_out },
+		{ "one silent stream waits while the peer answers on the others",
+		  test_one_silent_stream_waits },
+		{ "... for a bounded time", test_one_silent_stream_bounded },
 		CU_TEST_INFO_NULL,
 	};
 	return ferry_cu_run("pipe_dp", tests);

@@ -169,6 +169,7 @@ static int tcp_open(const struct ferry_xport_attr *attr,
 	x->planned = !attr->conf->tcp.sockbuf && attr->sockbuf;
 	x->auto_sndbuf = x->sockbuf ? 0 : auto_sndbuf(attr->n_ep);
 	atomic_init(&x->cancelled, false);
+	atomic_init(&x->heard_ns, 0);
 	ferry__tcp_fault_open(x);
 	*out = x;
 	return 0;

@@ -20,18 +20,39 @@ static int sock_err(struct ferry_xport *x, int e)
 	return -e;
 }
 
+/* A send blocked for a whole SO_SNDTIMEO (--timeout) may wait on while
+ * the peer answers on the other streams (FERRY__STALL_ALIVE). since: when
+ * this send began to block (0: it has not). */
+static bool wait_on(struct ferry_xport *x, uint64_t *since)
+{
+	uint64_t limit = (uint64_t)x->attr.timeout_ms * 1000000ull;
+	uint64_t now = ferry__now_ns();
+
+	if (!*since)
+		*since = now - limit;
+	return !atomic_load_explicit(&x->cancelled, memory_order_relaxed) &&
+	       now - atomic_load_explicit(&x->heard_ns,
+					  memory_order_relaxed) <= limit &&
+	       now - *since < FERRY__STALL_ALIVE * limit;
+}
+
 int ferry__tcp_writev_full(struct ferry_xport *x, int fd, struct iovec *iov,
 			   int iovcnt)
 {
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
+	uint64_t since = 0;
 
 	while (mh.msg_iovlen) {
 		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+			    wait_on(x, &since))
+				continue;
 			return sock_err(x, errno);
 		}
+		since = 0;
 		while (n > 0 && mh.msg_iovlen) {
 			if ((size_t)n >= mh.msg_iov->iov_len) {
 				n -= (ssize_t)mh.msg_iov->iov_len;
@@ -155,6 +176,8 @@ static int read_frame(struct ferry_xport *x, struct tcp_ep *e,
 	err = ferry__tcp_read_full(x, e->fd, hdr, sizeof(hdr));
 	if (err)
 		return err;
+	atomic_store_explicit(&x->heard_ns, ferry__now_ns(),
+			      memory_order_relaxed);
 	type = ferry__get_u32(&c);
 	imm = ferry__get_u32(&c);
 	off = ferry__get_u64(&c);
