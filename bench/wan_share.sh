@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Sharing a bottleneck: two `ferry bench` sessions with their defaults and
+# one `iperf3 -P 1` start together through ferry-wanem (bench/lib/wan.sh)
+# and run for SECS seconds. Does either ferry session take more than its
+# fair share (a third) + 20%?
+#
+#   bench/wan_share.sh [RTT_MS [RATE]]     (default 150 ms, 1gbit)
+#
+# The bottleneck queue is one bandwidth-delay product (at most 64 MB).
+# Each flow's bytes are what its receiver counted (ferry's session
+# reports, iperf3's receiver sum) between OMIT s and the end; printed:
+# each flow's Gb/s and share, share / fair share, Jain's fairness index,
+# and the streams each ferry session chose (its path plan).
+#
+# Environment: SECS (default 20), OMIT (default 5), FERRY_ARGS (more
+# options for both ferry bench sessions, e.g. "-P 1"), WAN_* and BUILD as for
+# bench/lib/wan.sh. Needs root, a build with ferry-wanem, iperf3, python3.
+# Exit status: 0 when all three flows ran (whatever the shares), 1 if not.
+set -uo pipefail
+. "$(dirname "$0")/lib/common.sh"
+RTT=${1:-150}
+RATE=${2:-1gbit}
+SECS=${SECS:-20}
+OMIT=${OMIT:-5}
+need_root
+need_cmd iperf3 "apt-get install iperf3"
+need_cmd python3 "apt-get install python3"
+[ -x "$FERRY" ] || die "no ferry binary at $FERRY (build with meson first)"
+QUEUE=$(python3 -c "import re,sys
+m = re.fullmatch(r'([0-9.]+)([kmgt]?)bit', sys.argv[2].lower())
+mult = {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9, 't': 1e12}[m.group(2)]
+print(min(int(float(sys.argv[1]) / 1e3 * float(m.group(1)) * mult / 8), 64000000))" "$RTT" "$RATE") ||
+	die "RATE: a rate like 1gbit or 500mbit"
+WANEM=${WANEM:-$BUILD/apps/wanem/ferry-wanem}
+# shellcheck source=bench/lib/wan.sh
+. "$BENCH_ROOT/bench/lib/wan.sh"
+trap 'wan_down; bench_cleanup' EXIT
+bench_lock "${BENCH_LOCK_WAIT:-900}"
+cp "$FERRY" "$T/ferry" || die "cannot copy $FERRY"
+FERRY=$T/ferry
+"$FERRY" keygen "$T/key" >/dev/null || die "ferry keygen failed"
+
+note "RTT $RTT ms, $RATE, queue $QUEUE bytes: 2 x ferry bench ${FERRY_ARGS:-(defaults)} + iperf3 -P 1, $SECS s"
+wan_up --delay "$(awk -v r="$RTT" 'BEGIN { print r / 2 }')" --rate "$RATE" \
+	--queue "$QUEUE" || die "the WAN did not come up: $(tail -3 "$WAN_LOG" 2>/dev/null)"
+P=7830
+for k in 0 1; do
+	wan_b timeout -k 5 $((SECS + 40)) "$FERRY" recv --key "$T/key" -B "$WAN_IPB" \
+		-p $((P + k)) --once --json -i 1 >"$T/ferry$k.json" 2>"$T/recv$k.err" &
+done
+wan_b timeout -k 5 $((SECS + 40)) iperf3 -s -1 -J -B "$WAN_IPB" -p $((P + 2)) \
+	>"$T/iperf3-srv.json" 2>&1 &
+for k in 0 1 2; do
+	wait_listen $((P + k)) "$WAN_NSB" || die "a receiver did not listen on $((P + k))"
+done
+pids=()
+for k in 0 1; do
+	# shellcheck disable=SC2086 # FERRY_ARGS: words
+	wan_a timeout -k 5 $((SECS + 40)) "$FERRY" bench --key "$T/key" -t "$SECS" -i 1 \
+		--json ${FERRY_ARGS:-} "$WAN_IPB:$((P + k))" >"$T/send$k.json" 2>"$T/send$k.err" &
+	pids+=($!)
+done
+wan_a timeout -k 5 $((SECS + 40)) iperf3 -c "$WAN_IPB" -p $((P + 2)) -P 1 -t "$SECS" \
+	-i 1 -J --get-server-output >"$T/iperf3.json" 2>"$T/iperf3.err" &
+pids+=($!)
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
+sleep 1
+[ $rc = 0 ] || die "a flow failed: $(tail -n 2 "$T"/*.err | tr '\n' ' ')"
+python3 - "$T" "$OMIT" "$SECS" <<'PY'
+import json, sys
+d, omit, secs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+def steady(ivs):
+    return sum(b for s, e, b in ivs if s >= omit - 0.01 and e <= secs + 0.5)
+flows = []
+for k in (0, 1):
+    r = json.loads(open(f"{d}/ferry{k}.json").read().splitlines()[0])
+    ivs = [(i["sum"]["start"], i["sum"]["end"], i["sum"]["bytes"]) for i in r["intervals"]]
+    s = json.load(open(f"{d}/send{k}.json"))
+    flows.append((f"ferry bench #{k + 1} ({s['start'].get('streams')} streams)", steady(ivs)))
+r = json.load(open(f"{d}/iperf3.json"))
+ivs = r.get("server_output_json", {}).get("intervals") or r["intervals"]
+flows.append(("iperf3 -P 1", steady([(i["sum"]["start"], i["sum"]["end"], i["sum"]["bytes"]) for i in ivs])))
+total = sum(b for _, b in flows)
+span = secs - omit
+fair = 1 / len(flows)
+print(f"| flow | Gb/s ({omit:g}-{secs:g} s) | share | share / fair share |")
+print("|---|---|---|---|")
+for name, b in flows:
+    print(f"| {name} | {b * 8 / span / 1e9:.3f} | {b / total:.2f} | {b / total / fair:.2f} |")
+x = [b for _, b in flows]
+jain = sum(x) ** 2 / (len(x) * sum(v * v for v in x))
+worst = max(b / total / fair for _, b in flows[:2])
+print(f"Jain's index {jain:.3f}; the larger ferry session takes {worst:.2f}x its fair share "
+      f"({'within' if worst <= 1.2 else 'above'} 1.2x)")
+PY
