@@ -104,6 +104,37 @@ static int client_duplex(struct ferry__pipe *p, char *why, size_t whylen)
 	return p->ops->duplex(p->x, p->mr, why, whylen);
 }
 
+/* The receiver planned the session (its PATH came before ACCEPT): run the
+ * same plan on the same facts; the streams and slots it answered must be
+ * the plan's. Fills pl and the report's plan. */
+static int follow_plan(int fd, const struct ferry_opts *o,
+		       const struct ferry_xport_attr *xa,
+		       const struct ferry_params *acc,
+		       const struct ferry_msg_path *rx, bool tcp,
+		       struct ferry__path_plan *pl, struct ferry_report *rep,
+		       char *why, size_t whylen)
+{
+	struct ferry_params floor = *acc;
+	struct ferry_msg_path tx;
+
+	ferry__path_local(o, fd, (const struct sockaddr *)&xa->addr,
+			  xa->addr_len, true, &tx);
+	floor.streams = o->streams;
+	floor.slots = o->slots;
+	ferry__path_plan(&tx, rx, &floor, tcp, pl);
+	if (acc->streams != pl->streams || acc->slots != pl->slots) {
+		ferry__why(why, whylen,
+			   "the receiver answered %u streams and %u slots where the path plan makes %u and %u",
+			   acc->streams, acc->slots, pl->streams, pl->slots);
+		return -FERRY_EPROTO;
+	}
+	rep->rtt_ms = pl->rtt_s * 1e3;
+	rep->target_bps = (uint64_t)pl->rate_bps;
+	snprintf(rep->plan, sizeof(rep->plan), "%s", pl->why);
+	ferry__log(FERRY_LOG_INFO, "path plan: %s", pl->why);
+	return 0;
+}
+
 int ferry__client_connect(struct ferry__pipe *p, int fd,
 			  const struct ferry_opts *o,
 			  struct ferry_xport_attr *xa, struct ferry__xscan *xs,
@@ -111,8 +142,7 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 {
 	struct ferry__xpick pick;
 	struct ferry__path_plan pl;
-	struct ferry_msg_path tx, rx;
-	struct ferry_params floor;
+	struct ferry_msg_path rx;
 	bool planned = false;
 	struct ferry_msg m;
 	char xwhy[160];
@@ -155,28 +185,11 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 	pl.streams = o->streams;
 	pl.slots = o->slots;
 	if (planned) {
-		/* the same plan as the receiver's, from the same facts: the
-		 * streams and slots it answered must be the plan's */
-		ferry__path_local(o, fd, (const struct sockaddr *)&xa->addr,
-				  xa->addr_len, true, &tx);
-		floor = m.u.accept.params;
-		floor.streams = o->streams;
-		floor.slots = o->slots;
-		ferry__path_plan(&tx, &rx, &floor,
-				 !strcmp(pick.ops->name, "tcp"), &pl);
-		if (m.u.accept.params.streams != pl.streams ||
-		    m.u.accept.params.slots != pl.slots) {
-			ferry__why(why, whylen,
-				   "the receiver answered %u streams and %u slots where the path plan makes %u and %u",
-				   m.u.accept.params.streams,
-				   m.u.accept.params.slots, pl.streams,
-				   pl.slots);
-			return -FERRY_EPROTO;
-		}
-		rep->rtt_ms = pl.rtt_s * 1e3;
-		rep->target_bps = (uint64_t)pl.rate_bps;
-		snprintf(rep->plan, sizeof(rep->plan), "%s", pl.why);
-		ferry__log(FERRY_LOG_INFO, "path plan: %s", pl.why);
+		err = follow_plan(fd, o, xa, &m.u.accept.params, &rx,
+				  !strcmp(pick.ops->name, "tcp"), &pl, rep, why,
+				  whylen);
+		if (err)
+			return err;
 	}
 	err = ferry__pipe_geometry(p, pl.streams, o->chunk_size, pl.slots, why,
 				   whylen);
