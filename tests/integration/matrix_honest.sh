@@ -8,7 +8,10 @@
 #  - no plotted sample (plot/time-*.dat) is above the cap (in frames, as
 #    the limiter counts them, within 5%);
 #  - every tool sample above the cap is flagged in series.csv, counted in
-#    results.csv and absent from the plot data.
+#    results.csv and absent from the plot data;
+#  - ferry's session planned itself for the path it saw: the RTT measured
+#    at the handshake about the 40 ms configured, the veth's speed as the
+#    target, and the plan in both ends' reports.
 # Needs root, ferry-wanem (a build with DPDK), iperf3, ethtool, python3.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -70,6 +73,26 @@ for f in glob.glob(os.path.join(d, "plot", "time-*.dat")):
             bad(f"{os.path.basename(f)}: plotted {g} Gb/s at t={t}, above the cap")
 if plotted == 0:
     bad("nothing plotted")
+import json
+for r in res:
+    if r["tool"] != "ferry-tcp":
+        continue
+    for side in ("send0", "flow0"):
+        text = open(os.path.join(d, "raw", f"{r['id']}.{side}.json")).read()
+        try:   # the sender's document, or the receiver's first line
+            rep = json.loads(text)
+        except ValueError:
+            rep = json.loads(text.splitlines()[0])
+        path = rep["start"].get("path")
+        if not path:
+            bad(f"{side}: no path plan in the report")
+            continue
+        if not 35 <= path["rtt_ms"] <= 100:
+            bad(f"{side}: RTT {path['rtt_ms']} ms planned for, not about 40")
+        if path["target_bps"] != 10 ** 10 or "streams" not in path["plan"]:
+            bad(f"{side}: plan {path!r}")
+        if rep["start"]["streams"] < 4:
+            bad(f"{side}: {rep['start']['streams']} streams")
 print(f"matrix_honest: {len(res)} measurements, {plotted} plotted samples, "
       f"{sum(int(r['samples_above_cap']) for r in res)} flagged", file=sys.stderr)
 sys.exit(0 if ok else 1)
