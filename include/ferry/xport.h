@@ -294,6 +294,13 @@ struct ferry_xport_ops {
 	 * Optional (NULL: the transport does not count them). The control
 	 * thread, while the endpoint is open; cheap. */
 	uint64_t (*retransmits)(struct ferry_xport *x, unsigned ep);
+
+	/* CPU seconds, so far, of the threads the transport runs for all
+	 * the sessions of this process (uroce: its port's polling thread).
+	 * A receiver's report counts its session's own threads and adds
+	 * what these spent during the session. Optional (NULL: none); the
+	 * control thread, while x is open. */
+	void (*shared_cpu)(struct ferry_xport *x, double *user, double *sys);
 };
 
 /* ops.needs: an RDMA device (a NIC's, or rxe); memory it may pin

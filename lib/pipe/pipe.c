@@ -115,6 +115,8 @@ int ferry__pipe_start(struct ferry__pipe *p, void *(*fn)(void *))
 	p->start_ns = p->last_ns = ferry__now_ns();
 	ferry__thread_cpu(&p->ctl_u0, &p->ctl_s0);
 	ferry__process_cpu(&p->proc_u0, &p->proc_s0);
+	if (p->ops && FERRY_XPORT_HAS(p->ops, shared_cpu))
+		p->ops->shared_cpu(p->x, &p->shared_u0, &p->shared_s0);
 	for (unsigned i = 0; i < p->streams; i++) {
 		p->st[i].p = p;
 		p->st[i].idx = i;
@@ -320,12 +322,21 @@ void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep)
 		rep->cpu_sys += p->st[i].cpu_sys;
 	}
 	/* a sender is alone in its process: count every thread it has,
-	 * a transport's own (a port's polling thread) included. A receiver may serve
-	 * several sessions at once and counts its session's threads. */
+	 * a transport's own (a port's polling thread) included. A receiver may
+	 * serve several sessions at once: it counts its session's threads and
+	 * what the transport's shared ones spent meanwhile (with sessions at
+	 * once, each counts those whole). */
 	if (p->role == FERRY__SENDER && p->start_ns) {
 		ferry__process_cpu(&u, &s);
 		rep->cpu_user = u - p->proc_u0;
 		rep->cpu_sys = s - p->proc_s0;
+	} else if (p->start_ns && p->x &&
+		   FERRY_XPORT_HAS(p->ops, shared_cpu)) {
+		p->ops->shared_cpu(p->x, &u, &s);
+		if (u >= p->shared_u0 && s >= p->shared_s0) {
+			rep->cpu_user += u - p->shared_u0;
+			rep->cpu_sys += s - p->shared_s0;
+		}
 	}
 }
 

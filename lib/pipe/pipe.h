@@ -111,6 +111,7 @@ struct ferry__pipe {
 	uint64_t last_retx, last_sretx[FERRY_REPORT_IV_STREAMS];
 	double ctl_u0, ctl_s0; /* control thread CPU when the session began */
 	double proc_u0, proc_s0; /* the process's, likewise */
+	double shared_u0, shared_s0; /* the transport's shared threads' */
 };
 
 /* Geometry from negotiated values: slots split over streams. Returns 0 or

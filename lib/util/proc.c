@@ -49,3 +49,28 @@ bool ferry__cap_effective(const char *root, unsigned cap)
 	       sscanf(p + strlen("CapEff:"), "%llx", &caps) == 1 &&
 	       cap < 64 && (caps >> cap) & 1;
 }
+
+int ferry__task_cpu(int tid, double *user, double *sys)
+{
+	char path[64], buf[1024];
+	const char *end;
+	unsigned long ut, st;
+	long hz = sysconf(_SC_CLK_TCK);
+	int err;
+
+	*user = *sys = 0;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	err = ferry__read_text(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	/* after the name in parentheses (which may hold anything): state,
+	 * then ten fields, then utime and stime (proc(5)) */
+	end = strrchr(buf, ')');
+	if (!end || hz <= 0 ||
+	    sscanf(end + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+		   &ut, &st) != 2)
+		return -EINVAL;
+	*user = (double)ut / (double)hz;
+	*sys = (double)st / (double)hz;
+	return 0;
+}

@@ -46,6 +46,11 @@ int ferry__read_text(const char *path, char *buf, size_t len);
  * "": the real one; a test passes a fake tree), so no libcap. */
 bool ferry__cap_effective(const char *root, unsigned cap);
 
+/* CPU seconds thread tid of this process has spent so far, in user and
+ * kernel mode (/proc/self/task/TID/stat; at the clock tick's
+ * resolution). Returns 0, or -errno with both left at 0. */
+int ferry__task_cpu(int tid, double *user, double *sys);
+
 /* secs (since the epoch) as "Tue, 01 Dec 2026 22:11:37 GMT" into buf,
  * the form of iperf3's start.timestamp.time. Returns buf. */
 const char *ferry__utc_date(int64_t secs, char *buf, size_t len);

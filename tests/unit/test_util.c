@@ -1,4 +1,8 @@
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -146,10 +150,49 @@ static void test_why_and_log(void)
 	ferry_log_set(NULL, NULL, FERRY_LOG_INFO);
 }
 
+/* ferry__task_cpu: another thread's CPU time, read while it lives. */
+static _Atomic int spin_tid;
+static atomic_bool spin_done, spin_exit;
+
+static void *spinner(void *arg)
+{
+	uint64_t t0 = ferry__now_ns();
+	volatile uint64_t x = 0;
+
+	(void)arg;
+	atomic_store(&spin_tid, (int)syscall(SYS_gettid));
+	while (ferry__now_ns() - t0 < 300000000ull) /* 0.3 s of CPU */
+		x++;
+	atomic_store(&spin_done, true);
+	while (!atomic_load(&spin_exit))
+		usleep(1000);
+	return NULL;
+}
+
+static void test_task_cpu(void)
+{
+	pthread_t th;
+	double u, s;
+
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, spinner, NULL), 0);
+	while (!atomic_load(&spin_done))
+		usleep(1000);
+	CU_ASSERT_EQUAL(ferry__task_cpu(atomic_load(&spin_tid), &u, &s), 0);
+	/* it spun 0.3 s of wall time; on a loaded host it got less CPU,
+	 * but never none, and never more than the wall time */
+	CU_ASSERT(u + s > 0.01 && u + s < 1.0);
+	atomic_store(&spin_exit, true);
+	pthread_join(th, NULL);
+	/* a thread that is gone: an error, and zeros */
+	CU_ASSERT(ferry__task_cpu(atomic_load(&spin_tid), &u, &s) < 0);
+	CU_ASSERT(u == 0 && s == 0);
+}
+
 int main(void)
 {
 	CU_TestInfo tests[] = {
 		{ "strerror", test_strerror },
+		{ "a thread's CPU time", test_task_cpu },
 		{ "escape", test_escape },
 		{ "escape: any bytes", test_escape_random },
 		{ "escape: cut to fit", test_escape_cut },

@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -325,6 +327,8 @@ void *ferry__uport_poller(void *arg)
 	bool reg = rte_thread_register() == 0; /* mempool caches */
 	uint64_t since = 0;
 
+	atomic_store(&pt->tid, (int)syscall(SYS_gettid));
+
 	while (!atomic_load_explicit(&pt->stop, memory_order_acquire)) {
 		const struct ferry__usess_list *l =
 			atomic_load_explicit(&pt->live, memory_order_acquire);
@@ -353,6 +357,7 @@ void *ferry__uport_poller(void *arg)
 	if (pt->ntx)
 		rte_pktmbuf_free_bulk(pt->txb, pt->ntx);
 	pt->ntx = 0;
+	atomic_store(&pt->tid, 0);
 	if (reg)
 		rte_thread_unregister();
 	return NULL;

@@ -81,6 +81,8 @@ struct ferry__uport {
 	_Atomic(struct ferry__usess_list *) live;
 	atomic_bool stop;
 	_Atomic uint64_t loops;   /* finished polling rounds (quiescence) */
+	_Atomic int tid;          /* the polling thread's (its CPU time);
+				     0: not running */
 
 	/* polling thread only */
 	const struct ferry__usess_list *seen; /* the list of the last round */

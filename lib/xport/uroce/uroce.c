@@ -330,6 +330,17 @@ static void uroce_close(struct ferry_xport *x)
 	free(x);
 }
 
+/* The port's polling thread: every session of this process shares it. */
+static void uroce_shared_cpu(struct ferry_xport *x, double *user,
+			     double *sys)
+{
+	int tid = atomic_load(&x->port->tid);
+
+	*user = *sys = 0;
+	if (tid > 0)
+		(void)ferry__task_cpu(tid, user, sys);
+}
+
 const struct ferry_xport_ops ferry__xport_uroce = {
 	.size = sizeof(struct ferry_xport_ops),
 	FERRY__UROCE_ID, /* name, control-channel bit, rank, wire, needs */
@@ -350,4 +361,5 @@ const struct ferry_xport_ops ferry__xport_uroce = {
 	.poll_why = "its port thread polls the DPDK port; the workers spin, "
 		    "then back off to short sleeps when idle",
 	.duplex = uroce_duplex,
+	.shared_cpu = uroce_shared_cpu,
 };
