@@ -54,7 +54,7 @@ static bool quiet_too_long(const struct ferry__pipe *p, struct quiet *q,
 			   const struct ferry_credit_tx *c, uint64_t wdone,
 			   int timeout_ms)
 {
-	uint64_t limit = (uint64_t)timeout_ms * 1000000ull, now;
+	uint64_t limit = (uint64_t)timeout_ms * 1000000ull, now, heard;
 
 	if (c->freed + wdone != q->seen) {
 		quiet_start(q, c, wdone, timeout_ms);
@@ -63,9 +63,10 @@ static bool quiet_too_long(const struct ferry__pipe *p, struct quiet *q,
 	now = ferry__now_ns();
 	if (now <= q->deadline)
 		return false;
-	/* the peer still answers elsewhere: keep waiting, within a bound */
-	return now - atomic_load_explicit(&p->heard_ns,
-					  memory_order_relaxed) > limit ||
+	/* the peer still answers elsewhere: keep waiting, within a bound
+	 * (another stream may have heard it after this one read now) */
+	heard = atomic_load_explicit(&p->heard_ns, memory_order_relaxed);
+	return (heard < now && now - heard > limit) ||
 	       now > q->deadline + (FERRY__STALL_ALIVE - 1) * limit;
 }
 

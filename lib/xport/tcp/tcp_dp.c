@@ -27,12 +27,14 @@ static bool wait_on(struct ferry_xport *x, uint64_t *since)
 {
 	uint64_t limit = (uint64_t)x->attr.timeout_ms * 1000000ull;
 	uint64_t now = ferry__now_ns();
+	uint64_t heard = atomic_load_explicit(&x->heard_ns,
+					      memory_order_relaxed);
 
 	if (!*since)
 		*since = now - limit;
+	/* heard may be after now: another stream read a frame since */
 	return !atomic_load_explicit(&x->cancelled, memory_order_relaxed) &&
-	       now - atomic_load_explicit(&x->heard_ns,
-					  memory_order_relaxed) <= limit &&
+	       heard && (heard >= now || now - heard <= limit) &&
 	       now - *since < FERRY__STALL_ALIVE * limit;
 }
 
