@@ -450,26 +450,53 @@ def plots(d, results, series_rows, settings):
             if gnuplot(script):
                 made.append(png)
     if kind == "time" or settings.get("plot_time") == "yes":
+        # one plot per path (RTT, rate, queue, loss): each measurement's
+        # wire series (ferry-wanem's egress) where it has one, else the
+        # tool's own samples without the flagged ones
         by = {}
         for s in series_rows:
             by.setdefault(s["id"], []).append(s)
         res = {r["id"]: r for r in results}
-        plots_ = []
-        for i, (mid, pts) in enumerate(sorted(by.items())):
+        paths = {}
+        for mid in sorted(by):
             r = res[mid]
-            f = os.path.join(dat, f"time-{mid}.dat")
-            with open(f, "w") as fh:
-                for s in pts:
-                    if not s["above_cap"]:  # flagged: not throughput
-                        fh.write(f"{s['t_s']} {s['gbps']}\n")
-            name = label(r, ["streams", "window", "start", "rtt_ms"]) + f" rep {r['rep']}"
-            plots_.append(f"'{f}' using 1:2 with linespoints lw 2 title '{name}'")
-        png = os.path.join(d, "time.png")
-        script = head + (f"set output '{png}'\nset title '{title}'\n"
-                         "set xlabel 'seconds (1 s samples)'\nset key below\n"
-                         "plot " + ", ".join(plots_) + "\n")
-        if gnuplot(script):
-            made.append(png)
+            paths.setdefault((r["rtt_ms"], r["rate"], r["queue"], r.get("loss", "-")),
+                             []).append(mid)
+        for key, mids in sorted(paths.items(), key=lambda kv: tuple(
+                (0, float(v)) if re.fullmatch(r"[0-9.]+", v) else (1, v) for v in kv[0])):
+            plots_, wired = [], True
+            for mid in mids:
+                pts, r = by[mid], res[mid]
+                f = os.path.join(dat, f"time-{mid}.dat")
+                with open(f, "w") as fh:
+                    for s in pts:
+                        if not s["above_cap"]:  # flagged: not throughput
+                            fh.write(f"{s['t_s']} {s['gbps']}\n")
+                w = os.path.join(dat, f"wire-{mid}.dat")
+                wpts = [s for s in pts if s["wire_gbps"] != ""]
+                if wpts:
+                    with open(w, "w") as fh:
+                        for s in wpts:
+                            fh.write(f"{s['t_s']} {s['wire_gbps']}\n")
+                else:
+                    wired = False
+                name = label(r, ["streams", "window", "start"]) + f" rep {r['rep']}"
+                plots_.append((f, w if wpts else None, name))
+            rtt, rate, queue, loss = key
+            suffix = "" if len(paths) == 1 else \
+                f"-rtt{rtt}-{rate}" + (f"-loss{loss}" if loss != "-" else "")
+            png = os.path.join(d, f"time{suffix}.png")
+            what = f"RTT {rtt} ms, {rate}" + (f", {loss}% loss" if loss != "-" else "")
+            ylab = ("Gb/s through the bottleneck (frames, ferry-wanem egress)" if wired
+                    else "Gb/s (payload; samples above the cap left out)")
+            lines = [f"'{w if wired else f}' using 1:2 with linespoints lw 2 title '{n}'"
+                     for f, w, n in plots_]
+            script = head + (f"set output '{png}'\nset title '{title} ({what})'\n"
+                             f"set ylabel '{ylab}'\n"
+                             "set xlabel 'seconds since the client started (1 s samples)'\n"
+                             "set key below\nplot " + ", ".join(lines) + "\n")
+            if gnuplot(script):
+                made.append(png)
     for p in made:
         print(f"plot: {p}")
 

@@ -71,6 +71,12 @@ for f in glob.glob(os.path.join(d, "plot", "time-*.dat")):
         plotted += 1
         if frames(float(g)) > cap_gbps * 1.05:
             bad(f"{os.path.basename(f)}: plotted {g} Gb/s at t={t}, above the cap")
+for f in glob.glob(os.path.join(d, "plot", "wire-*.dat")):
+    for line in open(f):
+        t, g = line.split()
+        plotted += 1
+        if float(g) > cap_gbps * 1.05:
+            bad(f"{os.path.basename(f)}: the wire series shows {g} Gb/s at t={t}")
 if plotted == 0:
     bad("nothing plotted")
 import json
