@@ -27,7 +27,9 @@ struct ferry_pool_attr {
 	size_t size;    /* bytes wanted; rounded up to the page size got */
 	int numa_node;  /* node to bind to; -1 = no binding */
 	unsigned kinds; /* allowed page kinds (bit mask); 0 = FERRY_PAGE_ALL */
-	bool no_prefault; /* skip touching every page up front (tests only) */
+	bool no_prefault; /* skip faulting every page in up front: for memory
+			     nothing pins (a tcp session's ring: its pages
+			     fault in as the ring first fills) */
 };
 
 struct ferry_pool;
