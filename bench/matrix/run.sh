@@ -173,18 +173,29 @@ xrootd_start() {
 # --- one flow per tool: CLIENT FLOW STREAMS (background; pid in CPID) ----
 # Settings of the current row: R_* (set by measure).
 LIMIT_EXTRA=40
+# ferry-send: `ferry send` of SEND_FILES files of SEND_SIZE (default 4 x
+# 1G; sparse, on A's tmpfs) into a `ferry recv --dir` on B's tmpfs; the
+# row's seconds are its time limit. The files' bytes are real on B: mind
+# the memory.
+SEND_FILES=${SEND_FILES:-4}
+SEND_SIZE=${SEND_SIZE:-1G}
 ferry_server() { # one `ferry recv --once --json` per flow, on PORT + flow
 	# (its report: crc errors and the bytes that arrived)
-	local extra=() k env=()
+	local extra=() k env=() dir=()
 	[ "$R_WINDOW" != - ] && extra+=(--sockbuf "$R_WINDOW")
 	if [ "$R_TOOL" = ferry-uroce ]; then
 		extra+=(--transport uroce)
 		env=(FERRY_DPDK="$(dpdk_args B "$WAN_DEVB")")
 	fi
 	for ((k = 0; k < R_NFLOWS; k++)); do
+		if [ "$R_TOOL" = ferry-send ]; then
+			rm -rf "$XDIR/in$k"
+			mkdir -p "$XDIR/in$k" || die "cannot make $XDIR/in$k"
+			dir=(--dir "$XDIR/in$k")
+		fi
 		ip netns exec "$WAN_NSB" env "${env[@]}" timeout -k 5 $((R_LAST + LIMIT_EXTRA)) \
 			"$FERRY" recv --key "$T/key" -B "$WAN_IPB" -p $((PORT + k)) \
-			--once --json -i 1 "${extra[@]}" \
+			--once --json -i 1 "${dir[@]}" "${extra[@]}" \
 			>"$R_RAW.flow$k.json" 2>"$R_RAW.recv$k.err" &
 		SPIDS+=($!)
 	done
@@ -194,7 +205,22 @@ ferry_server() { # one `ferry recv --once --json` per flow, on PORT + flow
 	done
 }
 ferry_client() { # FLOW STREAMS
-	local args=(bench --key "$T/key" -t "$R_SECS" -i 1 --json) env=()
+	local args=(--key "$T/key" -i 1 --json) env=() what=() i
+	local limit=$((R_SECS + LIMIT_EXTRA))
+	if [ "$R_TOOL" = ferry-send ]; then
+		if [ ! -d "$XDIR/out" ]; then
+			mkdir -p "$XDIR/out" || die "cannot make $XDIR/out"
+			for ((i = 0; i < SEND_FILES; i++)); do
+				truncate -s "$SEND_SIZE" "$XDIR/out/f$i" ||
+					die "cannot make $XDIR/out/f$i"
+			done
+		fi
+		args=(send "${args[@]}")
+		what=("$XDIR/out")
+		limit=$R_SECS
+	else
+		args=(bench "${args[@]}" -t "$R_SECS")
+	fi
 	[ "$2" != - ] && args+=(-P "$2")
 	[ "$R_WINDOW" != - ] && args+=(--sockbuf "$R_WINDOW")
 	[ "$R_CHUNK" != - ] && args+=(-l "$R_CHUNK")
@@ -204,46 +230,8 @@ ferry_client() { # FLOW STREAMS
 	else
 		args+=(--transport tcp)
 	fi
-	ip netns exec "$WAN_NSA" env "${env[@]}" timeout -k 5 $((R_SECS + LIMIT_EXTRA)) \
-		"$FERRY" "${args[@]}" "$WAN_IPB:$((PORT + $1))" \
-		>"$R_RAW.send$1.json" 2>"$R_RAW.flow$1.err" &
-	CPIDS+=($!)
-}
-# ferry-send: `ferry send` of SEND_FILES files of SEND_SIZE (default 4 x
-# 1G; sparse, on A's tmpfs) into a `ferry recv --dir` on B's tmpfs; the
-# row's seconds are its time limit. The files' bytes are real on B: mind
-# the memory.
-SEND_FILES=${SEND_FILES:-4}
-SEND_SIZE=${SEND_SIZE:-1G}
-ferry-send_server() {
-	local k
-	for ((k = 0; k < R_NFLOWS; k++)); do
-		rm -rf "$XDIR/in$k"
-		mkdir -p "$XDIR/in$k" || die "cannot make $XDIR/in$k"
-		ip netns exec "$WAN_NSB" timeout -k 5 $((R_LAST + LIMIT_EXTRA)) \
-			"$FERRY" recv --key "$T/key" -B "$WAN_IPB" -p $((PORT + k)) \
-			--dir "$XDIR/in$k" --once --json -i 1 \
-			>"$R_RAW.flow$k.json" 2>"$R_RAW.recv$k.err" &
-		SPIDS+=($!)
-	done
-	for ((k = 0; k < R_NFLOWS; k++)); do
-		wait_listen $((PORT + k)) "$WAN_NSB" ||
-			die "ferry recv did not listen: $(tail -3 "$R_RAW.recv$k.err")"
-	done
-}
-ferry-send_client() { # FLOW STREAMS
-	local args=(send --key "$T/key" -i 1 --json --transport tcp) i
-	if [ ! -d "$XDIR/out" ]; then
-		mkdir -p "$XDIR/out" || die "cannot make $XDIR/out"
-		for ((i = 0; i < SEND_FILES; i++)); do
-			truncate -s "$SEND_SIZE" "$XDIR/out/f$i" || die "cannot make $XDIR/out/f$i"
-		done
-	fi
-	[ "$2" != - ] && args+=(-P "$2")
-	[ "$R_WINDOW" != - ] && args+=(--sockbuf "$R_WINDOW")
-	[ "$R_CHUNK" != - ] && args+=(-l "$R_CHUNK")
-	ip netns exec "$WAN_NSA" timeout -k 5 "$R_SECS" \
-		"$FERRY" "${args[@]}" "$XDIR/out" "$WAN_IPB:$((PORT + $1))" \
+	ip netns exec "$WAN_NSA" env "${env[@]}" timeout -k 5 "$limit" \
+		"$FERRY" "${args[@]}" "${what[@]}" "$WAN_IPB:$((PORT + $1))" \
 		>"$R_RAW.send$1.json" 2>"$R_RAW.flow$1.err" &
 	CPIDS+=($!)
 }
@@ -326,6 +314,7 @@ measure() {
 	SPIDS=() CPIDS=()
 	local tool=${R_TOOL%-tcp}
 	tool=${tool%-uroce}
+	tool=${tool%-send}
 	rm -rf "$XDIR"/in*   # the last ferry-send row's files
 	"${tool}_server"
 	echo "load_before $(cut -d' ' -f1 /proc/loadavg)" >"$R_RAW.host"
