@@ -178,8 +178,6 @@ static int read_frame(struct ferry_xport *x, struct tcp_ep *e,
 	err = ferry__tcp_read_full(x, e->fd, hdr, sizeof(hdr));
 	if (err)
 		return err;
-	atomic_store_explicit(&x->heard_ns, ferry__now_ns(),
-			      memory_order_relaxed);
 	type = ferry__get_u32(&c);
 	imm = ferry__get_u32(&c);
 	off = ferry__get_u64(&c);
@@ -187,6 +185,10 @@ static int read_frame(struct ferry_xport *x, struct tcp_ep *e,
 	if (type == FERRY__TCP_SEND) {
 		if (len > FERRY_XPORT_MSG_MAX)
 			return -FERRY_EPROTO;
+		/* a message (a sender's credits): the peer answers; not
+		 * kept per data frame, which no blocked send waits on */
+		atomic_store_explicit(&x->heard_ns, ferry__now_ns(),
+				      memory_order_relaxed);
 		wc->op = FERRY_WC_RECV;
 		wc->len = len;
 		return ferry__tcp_read_full(x, e->fd, wc->msg, len);
