@@ -351,10 +351,7 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 
 		mp.u.path = rx;
 		mp.u.path.sockbuf = pl.sockbuf;
-		rep->rtt_ms = pl.rtt_s * 1e3;
-		rep->target_bps = (uint64_t)pl.rate_bps;
-		snprintf(rep->plan, sizeof(rep->plan), "%s", pl.why);
-		ferry__log(FERRY_LOG_INFO, "path plan: %s", pl.why);
+		ferry__path_report(&pl, rep);
 		err = ferry__ctrl_send(fd, &mp, o->timeout_ms);
 		if (err)
 			return err;

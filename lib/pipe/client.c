@@ -128,10 +128,7 @@ static int follow_plan(int fd, const struct ferry_opts *o,
 			   acc->streams, acc->slots, pl->streams, pl->slots);
 		return -FERRY_EPROTO;
 	}
-	rep->rtt_ms = pl->rtt_s * 1e3;
-	rep->target_bps = (uint64_t)pl->rate_bps;
-	snprintf(rep->plan, sizeof(rep->plan), "%s", pl->why);
-	ferry__log(FERRY_LOG_INFO, "path plan: %s", pl->why);
+	ferry__path_report(pl, rep);
 	return 0;
 }
 

@@ -181,3 +181,12 @@ void ferry__path_plan(const struct ferry_msg_path *tx,
 			 (unsigned long long)pl->ring_want,
 			 size_str(b1, sizeof(b1), mem));
 }
+
+void ferry__path_report(const struct ferry__path_plan *pl,
+			struct ferry_report *rep)
+{
+	rep->rtt_ms = pl->rtt_s * 1e3;
+	rep->target_bps = (uint64_t)pl->rate_bps;
+	snprintf(rep->plan, sizeof(rep->plan), "%s", pl->why);
+	ferry__log(FERRY_LOG_INFO, "path plan: %s", pl->why);
+}

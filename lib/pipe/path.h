@@ -58,4 +58,9 @@ void ferry__path_plan(const struct ferry_msg_path *tx,
 		      const struct ferry_params *pr, bool tcp,
 		      struct ferry__path_plan *pl);
 
+/* The plan into a session's report (rtt_ms, target_bps, plan), and the
+ * log at info level. */
+void ferry__path_report(const struct ferry__path_plan *pl,
+			struct ferry_report *rep);
+
 #endif
