@@ -106,7 +106,7 @@ static void target(struct ferry__doctor *d, const struct ferry_doctor_attr *a)
 	d->bdp = (uint64_t)(d->rate_gbps * 1e9 / 8 * d->rtt_ms / 1000);
 	c = ferry__doctor_add(d, FERRY_CHECK_INFO, "bdp");
 	ferry__doctor_value(c, "%s in flight = %g Gb/s (%s) x %g ms (%s)",
-			    ferry__doctor_bytes(bdp, sizeof(bdp),
+			    ferry__bytes_str(bdp, sizeof(bdp),
 						(double)d->bdp),
 			    d->rate_gbps, a->rate_gbps > 0 ? "--rate" : rate_src,
 			    d->rtt_ms, a->rtt_ms > 0 ? "--rtt" : "default");

@@ -47,9 +47,6 @@ void ferry__doctor_value(struct ferry_check *c, const char *fmt, ...)
 void ferry__doctor_fix(struct ferry_check *c, const char *fmt, ...)
 	FERRY__PRINTF(2, 3);
 
-/* "1.5 GiB", "512 MiB" into buf. */
-const char *ferry__doctor_bytes(char *buf, size_t len, double bytes);
-
 /* Files under the root, named relative to it by fmt ("sys/class/net/%s").
  * _read reads a small file into buf without trailing white space; _long
  * parses one decimal number; _exists says whether the path exists;

@@ -36,7 +36,7 @@ static void hugepages(struct ferry__doctor *d)
 			off += (size_t)snprintf(desc + off, sizeof(desc) - off,
 						"%s%ld x %s (%ld free)",
 						off ? ", " : "", nr,
-						ferry__doctor_bytes(b1, sizeof(b1),
+						ferry__bytes_str(b1, sizeof(b1),
 								    (double)kb * 1024),
 						nfree);
 	}
@@ -56,15 +56,15 @@ static void hugepages(struct ferry__doctor *d)
 
 		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "hugepages");
 		ferry__doctor_value(c, "%s: %s free, below the %s ferry pins by default",
-				    desc, ferry__doctor_bytes(b1, sizeof(b1), avail),
-				    ferry__doctor_bytes(b2, sizeof(b2),
+				    desc, ferry__bytes_str(b1, sizeof(b1), avail),
+				    ferry__bytes_str(b2, sizeof(b2),
 							(double)FERRY_DOCTOR_POOL_BYTES));
 		ferry__doctor_fix(c, "echo %ld > /proc/sys/vm/nr_hugepages (ferry's ring + buffers take 2 x 256 MiB by default)",
 				  want);
 	} else {
 		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "hugepages");
 		ferry__doctor_value(c, "%s: %s free", desc,
-				    ferry__doctor_bytes(b1, sizeof(b1), avail));
+				    ferry__bytes_str(b1, sizeof(b1), avail));
 	}
 }
 
@@ -141,7 +141,7 @@ static void memlock(struct ferry__doctor *d)
 		return;
 	}
 	v = strtoull(soft, &end, 10);
-	ferry__doctor_bytes(b1, sizeof(b1), (double)v);
+	ferry__bytes_str(b1, sizeof(b1), (double)v);
 	if (v >= FERRY_DOCTOR_POOL_BYTES) {
 		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "memlock");
 		ferry__doctor_value(c, "%s", b1);
@@ -150,7 +150,7 @@ static void memlock(struct ferry__doctor *d)
 	if (ferry__cap_effective(d->root, CAP_IPC_LOCK)) {
 		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "memlock");
 		ferry__doctor_value(c, "%s, lifted by CAP_IPC_LOCK (root); ferry run by another user needs %s",
-				    b1, ferry__doctor_bytes(b2, sizeof(b2),
+				    b1, ferry__bytes_str(b2, sizeof(b2),
 					(double)FERRY_DOCTOR_POOL_BYTES));
 		return;
 	}
@@ -159,12 +159,12 @@ static void memlock(struct ferry__doctor *d)
 				 FERRY_XPORT_NEEDS_RDMA, FERRY__DX_AND)) {
 		c = ferry__doctor_add(d, FERRY_CHECK_FAIL, "memlock");
 		ferry__doctor_value(c, "%s: %s cannot register even a %s ring",
-				    b1, rdma, ferry__doctor_bytes(b2, sizeof(b2),
+				    b1, rdma, ferry__bytes_str(b2, sizeof(b2),
 					(double)FERRY_DOCTOR_MEMLOCK_FAIL));
 	} else {
 		c = ferry__doctor_add(d, FERRY_CHECK_WARN, "memlock");
 		ferry__doctor_value(c, "%s, below the %s ferry pins by default%s",
-				    b1, ferry__doctor_bytes(b2, sizeof(b2),
+				    b1, ferry__bytes_str(b2, sizeof(b2),
 					(double)FERRY_DOCTOR_POOL_BYTES),
 				    who_pins(pins, sizeof(pins)));
 	}

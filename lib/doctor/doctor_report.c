@@ -1,5 +1,4 @@
 /* ferry doctor: the results list, which every check appends to. */
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,18 +55,4 @@ void ferry__doctor_fix(struct ferry_check *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->fix, sizeof(c->fix), fmt, ap);
 	va_end(ap);
-}
-
-const char *ferry__doctor_bytes(char *buf, size_t len, double bytes)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned u = 0;
-
-	while (bytes >= 1024 && u + 1 < FERRY__ARRAY_SIZE(units)) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, len, bytes == floor(bytes) ? "%.0f %s" : "%.1f %s",
-		 bytes, units[u]);
-	return buf;
 }

@@ -35,8 +35,8 @@ static void core_max(struct ferry__doctor *d, const char *name)
 		ferry__doctor_value(c, "unreadable (proc/sys/net/core/%s)", name);
 		return;
 	}
-	ferry__doctor_bytes(b1, sizeof(b1), (double)v);
-	ferry__doctor_bytes(b2, sizeof(b2), (double)need);
+	ferry__bytes_str(b1, sizeof(b1), (double)v);
+	ferry__bytes_str(b2, sizeof(b2), (double)need);
 	if (v >= 0 && (uint64_t)v >= need) {
 		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "net.core.%s", name);
 		ferry__doctor_value(c, "%s, holds the %s per socket", b1, b2);
@@ -63,8 +63,8 @@ static void tcp_mem(struct ferry__doctor *d, const char *name)
 		ferry__doctor_value(c, "unreadable (proc/sys/net/ipv4/%s)", name);
 		return;
 	}
-	ferry__doctor_bytes(b1, sizeof(b1), (double)max);
-	ferry__doctor_bytes(b2, sizeof(b2), (double)need);
+	ferry__bytes_str(b1, sizeof(b1), (double)max);
+	ferry__bytes_str(b2, sizeof(b2), (double)need);
 	if (max >= 0 && (uint64_t)max >= need) {
 		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "net.ipv4.%s", name);
 		ferry__doctor_value(c, "max %s, holds the %s per socket", b1, b2);

@@ -73,17 +73,6 @@ static uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-static const char *size_str(char *b, size_t len, uint64_t v)
-{
-	if (v >= (1ull << 30))
-		snprintf(b, len, "%.3g GiB", (double)v / (1ull << 30));
-	else if (v >= (1ull << 20))
-		snprintf(b, len, "%.3g MiB", (double)v / (1 << 20));
-	else
-		snprintf(b, len, "%.3g KiB", (double)v / (1 << 10));
-	return b;
-}
-
 void ferry__path_plan(const struct ferry_msg_path *tx,
 		      const struct ferry_msg_path *rx,
 		      const struct ferry_params *pr, bool tcp,
@@ -150,7 +139,7 @@ void ferry__path_plan(const struct ferry_msg_path *tx,
 		snprintf(pl->why, sizeof(pl->why),
 			 "RTT %.3g ms, no target rate (no --rate, no NIC speed): %u stream(s), ring %u x %s",
 			 pl->rtt_s * 1e3, pl->streams, pl->slots,
-			 size_str(b1, sizeof(b1), chunk));
+			 ferry__bytes_str(b1, sizeof(b1), (double)chunk));
 		return;
 	}
 	if (tcp)
@@ -159,7 +148,7 @@ void ferry__path_plan(const struct ferry_msg_path *tx,
 		at = snprintf(pl->why, sizeof(pl->why),
 			      "RTT %.3g ms, target %.3g Gb/s, BDP %s",
 			      pl->rtt_s * 1e3, pl->rate_bps / 1e9,
-			      size_str(b1, sizeof(b1), tp.bdp));
+			      ferry__bytes_str(b1, sizeof(b1), (double)tp.bdp));
 	if (at < 0 || (size_t)at >= sizeof(pl->why))
 		return;
 	if (tcp && pl->streams != tp.streams)
@@ -171,7 +160,7 @@ void ferry__path_plan(const struct ferry_msg_path *tx,
 		return;
 	at += snprintf(pl->why + at, sizeof(pl->why) - (size_t)at,
 		       "; ring %u x %s%s", pl->slots,
-		       size_str(b2, sizeof(b2), chunk),
+		       ferry__bytes_str(b2, sizeof(b2), (double)chunk),
 		       fix_slots ? " as asked" : "");
 	if (!fix_slots && pl->ring_want > pl->slots &&
 	    (!chunks || pl->slots < chunks) && at > 0 &&
@@ -179,7 +168,7 @@ void ferry__path_plan(const struct ferry_msg_path *tx,
 		snprintf(pl->why + at, sizeof(pl->why) - (size_t)at,
 			 " (the BDP needs %llu: capped by the ring limit, %s; raise --max-mem on both ends)",
 			 (unsigned long long)pl->ring_want,
-			 size_str(b1, sizeof(b1), mem));
+			 ferry__bytes_str(b1, sizeof(b1), (double)mem));
 }
 
 void ferry__path_report(const struct ferry__path_plan *pl,

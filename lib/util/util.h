@@ -51,6 +51,10 @@ bool ferry__cap_effective(const char *root, unsigned cap);
  * resolution). Returns 0, or -errno with both left at 0. */
 int ferry__task_cpu(int tid, double *user, double *sys);
 
+/* bytes in binary units, "4 MiB", "71.5 MiB", "1 GiB" (one decimal when
+ * not whole), into buf. Returns buf. */
+const char *ferry__bytes_str(char *buf, size_t len, double bytes);
+
 /* secs (since the epoch) as "Tue, 01 Dec 2026 22:11:37 GMT" into buf,
  * the form of iperf3's start.timestamp.time. Returns buf. */
 const char *ferry__utc_date(int64_t secs, char *buf, size_t len);
