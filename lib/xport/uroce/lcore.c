@@ -29,6 +29,8 @@
 #define IDLE_SPIN_NS 2000000ull   /* spin this long without work, */
 #define IDLE_YIELD_NS 20000000ull /* then yield the CPU until this, */
 #define IDLE_SLEEP_NS 50000l      /* then sleep this long per round */
+#define BACKSTOP_NS 200000ull     /* a worker drove a round this recently: */
+#define BACKSTOP_SLEEP_NS 100000l /* the thread sleeps this long */
 
 static unsigned tx_flush(struct ferry__uport *pt)
 {
@@ -307,6 +309,60 @@ unsigned ferry__uroce_service(struct ferry_xport *x, uint64_t now)
 	return work;
 }
 
+/* One round over every attached session: receive a burst, serve the
+ * sessions, send a burst. The caller holds the port's driver flag. */
+static unsigned round_locked(struct ferry__uport *pt, uint64_t now)
+{
+	const struct ferry__usess_list *l =
+		atomic_load_explicit(&pt->live, memory_order_acquire);
+	uint64_t tx0 = pt->st.tx_frames;
+	unsigned work;
+
+	if (l != pt->seen) {
+		/* frames not sent yet may point into the memory of a session
+		 * that just left: drop them (the engines of the others resend
+		 * theirs) */
+		pt->st.tx_flushed += pt->ntx;
+		if (pt->ntx)
+			rte_pktmbuf_free_bulk(pt->txb, pt->ntx);
+		pt->ntx = 0;
+		pt->seen = l;
+	}
+	work = rx(pt, l, now);
+	for (unsigned i = 0; l && i < l->n; i++)
+		work += ferry__uroce_service(l->s[i], now);
+	tx_flush(pt);
+	work += (unsigned)(pt->st.tx_frames - tx0) + pt->ntx;
+	atomic_fetch_add_explicit(&pt->loops, 1, memory_order_release);
+	return work;
+}
+
+static bool driver_take(struct ferry__uport *pt)
+{
+	return !atomic_load_explicit(&pt->driving, memory_order_relaxed) &&
+	       !atomic_exchange_explicit(&pt->driving, true,
+					 memory_order_acquire);
+}
+
+static void driver_give(struct ferry__uport *pt)
+{
+	atomic_store_explicit(&pt->driving, false, memory_order_release);
+}
+
+int ferry__uport_drive(struct ferry__uport *pt)
+{
+	uint64_t now;
+	unsigned work;
+
+	if (!driver_take(pt))
+		return -EBUSY;
+	now = ferry__now_ns();
+	work = round_locked(pt, now);
+	atomic_store_explicit(&pt->worker_ns, now, memory_order_relaxed);
+	driver_give(pt);
+	return (int)work;
+}
+
 static void idle(unsigned work, uint64_t *since, uint64_t now)
 {
 	if (work) {
@@ -321,6 +377,9 @@ static void idle(unsigned work, uint64_t *since, uint64_t now)
 	}
 }
 
+/* The backstop: while workers drive rounds in their own waits, it sleeps;
+ * when none has for BACKSTOP_NS (they are busy elsewhere: files, sums),
+ * it drives, so that acknowledgements, timers and receives still run. */
 void *ferry__uport_poller(void *arg)
 {
 	struct ferry__uport *pt = arg;
@@ -330,33 +389,27 @@ void *ferry__uport_poller(void *arg)
 	atomic_store(&pt->tid, (int)syscall(SYS_gettid));
 
 	while (!atomic_load_explicit(&pt->stop, memory_order_acquire)) {
-		const struct ferry__usess_list *l =
-			atomic_load_explicit(&pt->live, memory_order_acquire);
-		uint64_t now = ferry__now_ns(), tx0 = pt->st.tx_frames;
-		unsigned work;
+		uint64_t now = ferry__now_ns();
+		uint64_t w = atomic_load_explicit(&pt->worker_ns,
+						  memory_order_relaxed);
 
-		if (l != pt->seen) {
-			/* frames not sent yet may point into the memory of a
-			 * session that just left: drop them (the engines of
-			 * the others resend theirs) */
-			pt->st.tx_flushed += pt->ntx;
-			if (pt->ntx)
-				rte_pktmbuf_free_bulk(pt->txb, pt->ntx);
-			pt->ntx = 0;
-			pt->seen = l;
+		if (now - w < BACKSTOP_NS || !driver_take(pt)) {
+			struct timespec ts = { 0, BACKSTOP_SLEEP_NS };
+
+			since = 0;
+			nanosleep(&ts, NULL);
+			continue;
 		}
-		work = rx(pt, l, now);
-
-		for (unsigned i = 0; l && i < l->n; i++)
-			work += ferry__uroce_service(l->s[i], now);
-		tx_flush(pt);
-		work += (unsigned)(pt->st.tx_frames - tx0) + pt->ntx;
-		atomic_fetch_add_explicit(&pt->loops, 1, memory_order_release);
+		unsigned work = round_locked(pt, now);
+		driver_give(pt);
 		idle(work, &since, now);
 	}
+	while (!driver_take(pt))
+		sched_yield();
 	if (pt->ntx)
 		rte_pktmbuf_free_bulk(pt->txb, pt->ntx);
 	pt->ntx = 0;
+	driver_give(pt);
 	atomic_store(&pt->tid, 0);
 	if (reg)
 		rte_thread_unregister();
@@ -371,7 +424,8 @@ static void quiesce(struct ferry__uport *pt)
 	bool said = false;
 
 	while (atomic_load(&pt->loops) < l0 + 2) {
-		nanosleep(&ts, NULL);
+		if (ferry__uport_drive(pt) < 0)
+			nanosleep(&ts, NULL);
 		if (!said && ferry__now_ns() - t0 > 5000000000ull) {
 			ferry__log(FERRY_LOG_ERR,
 				   "uroce: the polling thread has been stuck "

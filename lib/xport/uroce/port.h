@@ -1,17 +1,23 @@
 /* uroce: the DPDK side (internal). One process-wide port, and one polling
- * thread (the "lcore") that owns it while any uroce session is attached.
+ * thread (the "lcore") that stands by while any uroce session is attached.
  *
  * port.c starts the EAL once per process (arguments from the settings,
  * struct ferry_uroce_conf: --dpdk or FERRY_DPDK), takes
  * the first ethdev port, sizes mbuf pools for its frames and works out the
- * largest path MTU the port carries. lcore.c runs the polling thread: it
- * owns rx/tx bursts and every QP of every attached session (the RC engine
- * is single-threaded); workers reach their QPs only through the SPSC rings
- * of uroce.h.
+ * largest path MTU the port carries. lcore.c runs the rounds: rx/tx bursts
+ * and every QP of every attached session (the RC engine is
+ * single-threaded), one round at a time under the port's driver flag.
+ * Run to completion: a worker that waits for its completions or for room
+ * drives rounds itself (ferry__uport_drive), so a frame goes from the
+ * worker's post to the wire, and from the wire to the worker, in one
+ * thread. The polling thread only drives while no worker has for a while
+ * (workers busy with files or sums). Workers still reach their QPs only
+ * through the SPSC rings of uroce.h; the round moves entries between
+ * those rings and the engine.
  *
  * Threads: ferry__uport_get, _tag_alloc/_free and _attach/_detach are
- * control-path calls (any thread; they take the port's lock). Everything
- * else in struct ferry__uport below the lock belongs to the polling thread.
+ * control-path calls (any thread; they take the port's lock). What is
+ * marked "whoever holds driving" belongs to the thread running a round.
  */
 #ifndef FERRY_UROCE_PORT_H
 #define FERRY_UROCE_PORT_H
@@ -77,14 +83,17 @@ struct ferry__uport {
 	pthread_t th;
 	bool running;
 
-	/* shared with the polling thread */
+	/* shared with the polling thread and the workers */
 	_Atomic(struct ferry__usess_list *) live;
+	atomic_bool driving;      /* one thread at a time runs a round */
+	atomic_bool spin_held;    /* a worker is the process's spinner */
+	_Atomic uint64_t worker_ns; /* when a worker last drove a round */
 	atomic_bool stop;
 	_Atomic uint64_t loops;   /* finished polling rounds (quiescence) */
 	_Atomic int tid;          /* the polling thread's (its CPU time);
 				     0: not running */
 
-	/* polling thread only */
+	/* whoever holds driving */
 	const struct ferry__usess_list *seen; /* the list of the last round */
 	struct rte_mbuf *txb[FERRY__UPORT_TXB];
 	unsigned ntx;
@@ -113,6 +122,12 @@ void ferry__uport_tag_free(struct ferry__uport *pt, uint32_t tag);
  * sessions), or -errno when the thread cannot start. */
 int ferry__uport_attach(struct ferry__uport *pt, struct ferry_xport *x);
 void ferry__uport_detach(struct ferry__uport *pt, struct ferry_xport *x);
+
+/* Run one round (receive, serve every attached session, send) in the
+ * calling thread, unless another thread is running one. Returns the work
+ * done (frames and completions), or -EBUSY. For workers of attached
+ * sessions, while they wait. */
+int ferry__uport_drive(struct ferry__uport *pt);
 
 /* The polling thread's body (lcore.c) and the engine's tx callback. */
 void *ferry__uport_poller(void *arg);

@@ -1,6 +1,8 @@
 /* uroce transport: the stream workers' side of the datapath. Posts fill
  * the endpoint's work ring; poll reaps it and the completion ring (rings
- * described in uroce.h). The polling thread does everything else. No
+ * described in uroce.h). A worker that waits drives the port's rounds
+ * itself (port.h): one waiter per process spins doing so while the port
+ * has work, the others back off and drive a round whenever they wake. No
  * allocation, logging or locks here. */
 #include <errno.h>
 #include <sched.h>
@@ -15,6 +17,8 @@
 #define SLEEP_MIN_NS 20000l  /* then sleep, doubling every 64 rounds */
 #define SLEEP_MAX_NS 200000l /* up to this: a worker waits for chunks and
 				credits, of which many are in flight */
+#define SPIN_IDLE_NS 2000000ull /* the spinner gives up after this long
+				   without work on the port */
 
 void ferry__uroce_backoff(unsigned *spins)
 {
@@ -31,6 +35,54 @@ void ferry__uroce_backoff(unsigned *spins)
 		ns *= 2;
 	struct timespec ts = { 0, ns < SLEEP_MAX_NS ? ns : SLEEP_MAX_NS };
 	nanosleep(&ts, NULL);
+}
+
+/* A worker's wait, one step per empty look at its rings. */
+struct uwait {
+	unsigned spins;   /* empty steps (backoff) */
+	bool spinner;     /* holds the port's spin_held */
+	bool idle;        /* gave it up for lack of work: do not retake */
+	uint64_t last_ns; /* spinner: last round with work */
+};
+
+static void wait_step(struct ferry_xport *x, struct uwait *w)
+{
+	struct ferry__uport *pt = x->port;
+	int work = ferry__uport_drive(pt);
+	uint64_t now;
+
+	if (work > 0) {
+		w->spins = 0;
+		w->idle = false;
+	}
+	if (!w->spinner && !w->idle &&
+	    !atomic_load_explicit(&pt->spin_held, memory_order_relaxed) &&
+	    !atomic_exchange_explicit(&pt->spin_held, true,
+				      memory_order_acquire)) {
+		w->spinner = true;
+		w->last_ns = ferry__now_ns();
+	}
+	if (w->spinner) {
+		now = ferry__now_ns();
+		if (work > 0 || now - w->last_ns < SPIN_IDLE_NS) {
+			if (work > 0)
+				w->last_ns = now;
+			return;
+		}
+		atomic_store_explicit(&pt->spin_held, false,
+				      memory_order_release);
+		w->spinner = false;
+		w->idle = true;
+	}
+	if (work <= 0)
+		ferry__uroce_backoff(&w->spins);
+}
+
+static void wait_end(struct ferry_xport *x, struct uwait *w)
+{
+	if (w->spinner)
+		atomic_store_explicit(&x->port->spin_held, false,
+				      memory_order_release);
 }
 
 static int ep_state(const struct ferry_xport *x, struct ferry__uep *e)
@@ -56,12 +108,11 @@ static void skip_silent(const struct ferry_xport *x, struct ferry__uep *e)
 
 /* The entry at tail, once there is room; waits up to the session timeout
  * for the polling thread to finish older ones. */
-static int wr_slot(const struct ferry_xport *x, struct ferry__uep *e,
-		   struct ferry__uwr **out)
+static int wr_slot_wait(struct ferry_xport *x, struct ferry__uep *e,
+			struct ferry__uwr **out, struct uwait *w)
 {
 	uint32_t t = atomic_load_explicit(&e->tail, memory_order_relaxed);
 	uint64_t deadline = 0;
-	unsigned spins = 0;
 
 	for (;;) {
 		int err = ep_state(x, e);
@@ -80,8 +131,18 @@ static int wr_slot(const struct ferry_xport *x, struct ferry__uep *e,
 			deadline = now + (uint64_t)x->attr.timeout_ms * 1000000ull;
 		else if (now > deadline)
 			return -FERRY_ETIMEOUT;
-		ferry__uroce_backoff(&spins);
+		wait_step(x, w);
 	}
+}
+
+static int wr_slot(struct ferry_xport *x, struct ferry__uep *e,
+		   struct ferry__uwr **out)
+{
+	struct uwait w = { 0 };
+	int err = wr_slot_wait(x, e, out, &w);
+
+	wait_end(x, &w);
+	return err;
 }
 
 static void publish(struct ferry__uep *e)
@@ -198,16 +259,13 @@ static unsigned reap_cq(const struct ferry_xport *x, struct ferry__uep *e,
 	return n;
 }
 
-int ferry__uroce_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
-		      unsigned max, int timeout_ms)
+static int poll_wait(struct ferry_xport *x, struct ferry__uep *e,
+		     struct ferry_wc *wc, unsigned max, int timeout_ms,
+		     struct uwait *w)
 {
-	struct ferry__uep *e;
 	uint64_t deadline = 0;
-	unsigned spins = 0;
+	bool drove = false;
 
-	if (ep >= x->n_ep || !x->ep || (max && !wc))
-		return -EINVAL;
-	e = &x->ep[ep];
 	for (;;) {
 		if (atomic_load_explicit(&x->cancelled, memory_order_relaxed))
 			return -ECANCELED;
@@ -220,8 +278,13 @@ int ferry__uroce_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
 		int err = atomic_load_explicit(&e->err, memory_order_acquire);
 		if (err)
 			return err;
-		if (timeout_ms == 0)
-			return 0;
+		if (timeout_ms == 0) {
+			/* a look, not a wait: one round, then look again */
+			if (drove || ferry__uport_drive(x->port) <= 0)
+				return 0;
+			drove = true;
+			continue;
+		}
 		if (timeout_ms > 0) {
 			uint64_t now = ferry__now_ns();
 			if (!deadline)
@@ -229,6 +292,19 @@ int ferry__uroce_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
 			else if (now >= deadline)
 				return 0;
 		}
-		ferry__uroce_backoff(&spins);
+		wait_step(x, w);
 	}
+}
+
+int ferry__uroce_poll(struct ferry_xport *x, unsigned ep, struct ferry_wc *wc,
+		      unsigned max, int timeout_ms)
+{
+	struct uwait w = { 0 };
+	int n;
+
+	if (ep >= x->n_ep || !x->ep || (max && !wc))
+		return -EINVAL;
+	n = poll_wait(x, &x->ep[ep], wc, max, timeout_ms, &w);
+	wait_end(x, &w);
+	return n;
 }
