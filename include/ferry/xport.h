@@ -159,6 +159,10 @@ struct ferry_xport_attr {
 	 * endpoint description instead of the transport's own. Only for a
 	 * transport whose ops.wire is not FERRY_WIRE_OWN. */
 	int family;
+	uint64_t rtt_ns;      /* the control connection's round trip, where
+				 the session measured it (0: unknown): a
+				 transport with timers of its own (uroce)
+				 starts them from it */
 };
 
 /* Ops table. Each transport defines one `const` instance. size is

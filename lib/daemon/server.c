@@ -318,6 +318,7 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 				return refuse(fd, -FERRY_ENEGOTIATE, why);
 			xa.n_ep = p->streams;
 			xa.sockbuf = pl.sockbuf;
+			xa.rtt_ns = (uint64_t)(pl.rtt_s * 1e9);
 		}
 		err = ferry__pipe_poll_mode(p, o->poll_mode, why, whylen);
 		if (err >= 0) {

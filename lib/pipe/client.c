@@ -207,6 +207,7 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 	xa->timeout_ms = o->timeout_ms;
 	xa->rate_bps = p->rate_bps = o->rate_bps;
 	xa->sockbuf = pl.sockbuf;
+	xa->rtt_ns = (uint64_t)(pl.rtt_s * 1e9);
 	xa->conf = &o->xport;
 	xa->poll_mode = p->poll_mode;
 	xa->family = pick.family;

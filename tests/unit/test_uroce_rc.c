@@ -1,6 +1,7 @@
 /* uroce RC engine: two QPs in one process, joined by an in-memory wire that
  * can drop, duplicate, reorder and corrupt packets, on a simulated clock. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,10 @@ struct frame {
 struct net {
 	uint64_t now, rng, latency;
 	struct faults f;
+	/* a bottleneck on the way to side 1: gap ns per packet, qmax
+	 * packets queued before it, more dropped (gap 0: none) */
+	uint64_t gap, busy;
+	uint64_t qmax, qdrops;
 	struct frame pool[NFRAME], *q[NFRAME], *freel[NFRAME];
 	int nq, nfree;
 	uint32_t una[2], max_inflight[2]; /* window check, per requester */
@@ -92,13 +97,22 @@ static int net_tx(void *ctx, const struct ferry_roce_pkt *p)
 		return 0;
 	if (chance(n, n->f.dup))
 		copies = 2;
+	uint64_t t0 = n->now;
+	if (n->gap && s == 0) {
+		if (n->busy > n->now && (n->busy - n->now) / n->gap >= n->qmax) {
+			n->qdrops++;
+			return 0;
+		}
+		n->busy = (n->busy > n->now ? n->busy : n->now) + n->gap;
+		t0 = n->busy;
+	}
 	for (int c = 0; c < copies; c++) { /* into the queue, by time */
 		struct frame *f = n->freel[--n->nfree];
 		int i;
 
 		frame_set(f, p);
 		f->to = !s;
-		f->at = n->now + n->latency;
+		f->at = t0 + n->latency;
 		if (c || chance(n, n->f.reorder))
 			f->at += n->rng % (3 * n->latency);
 		for (i = n->nq; i > 0 && n->q[i - 1]->at > f->at; i--)
@@ -781,6 +795,211 @@ static void test_api_and_rules(void)
 	ferry__rc_pd_destroy(pd);
 }
 
+/* (9) the adaptive window: side 0 keeps PUMP_WRS writes of PUMP_LEN
+ * bytes posted into side 1's region for a while */
+#define PUMP_LEN (64u << 10)
+#define PUMP_WRS 48u
+
+struct pump {
+	struct pair *pr;
+	uint8_t *src;
+	uint64_t posted, done;
+};
+
+static void pump_run(struct pump *pu, uint64_t ns)
+{
+	struct pair *pr = pu->pr;
+	uint64_t end = pr->net.now + ns;
+	struct ferry_rc_wc wc[16];
+
+	while (pr->net.now < end) {
+		for (; pu->posted - pu->done < PUMP_WRS; pu->posted++)
+			CU_ASSERT_EQUAL_FATAL(wr(pr, pu->src, PUMP_LEN,
+						 pu->posted % 8 * PUMP_LEN,
+						 false, 0, pu->posted), 0);
+		step(pr);
+		int n = ferry__rc_poll(pr->qp[0], wc, 16);
+		CU_ASSERT_FATAL(n >= 0);
+		for (int i = 0; i < n; i++, pu->done++)
+			CU_ASSERT(wc[i].status == 0 &&
+				  wc[i].wr_id == pu->done);
+	}
+}
+
+/* A pair at MTU 1024 whose window starts at init and may reach most,
+ * latency ns each way, a bottleneck of gap ns per packet (0: none);
+ * retransmit timeout rto ns, the round trip hinted as hint ns. */
+static struct pump pump_new_t(uint32_t init, uint32_t most, uint64_t latency,
+			      uint64_t gap, uint64_t qmax, uint64_t rto,
+			      uint64_t hint)
+{
+	struct ferry_rc_attr a = base_attr(1024);
+	struct pump pu = { 0 };
+
+	a.window_init = init;
+	a.window_pkts = most;
+	a.rto_ns = rto;
+	a.rtt_hint_ns = hint;
+	a.retry_limit = 15;
+	a.ack_delay_ns = 20 * US;
+	pu.pr = pair_new(&a, 0xfffff0, 7, 8 * PUMP_LEN);
+	pu.pr->net.latency = latency;
+	pu.pr->net.gap = gap;
+	pu.pr->net.qmax = qmax;
+	pu.src = malloc(PUMP_LEN);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pu.src);
+	for (uint32_t i = 0; i < PUMP_LEN; i++)
+		pu.src[i] = (uint8_t)(i * 7 + 1);
+	return pu;
+}
+
+static struct pump pump_new(uint32_t init, uint32_t most, uint64_t latency,
+			    uint64_t gap, uint64_t qmax)
+{
+	return pump_new_t(init, most, latency, gap, qmax, 20 * MS, 0);
+}
+
+static void pump_free(struct pump *pu)
+{
+	/* every slot written holds the pattern */
+	for (uint32_t k = 0; k < 8 && k < pu->done; k++)
+		CU_ASSERT(memcmp(pu->pr->r.base + k * PUMP_LEN, pu->src,
+				 PUMP_LEN) == 0);
+	CU_ASSERT(guards_ok(&pu->pr->r));
+	free(pu->src);
+	pair_free(pu->pr);
+}
+
+/* Packets acknowledged in ns of pumping. */
+static uint64_t pump_pkts(struct pump *pu, uint64_t ns)
+{
+	uint64_t d0 = pu->done;
+
+	pump_run(pu, ns);
+	return (pu->done - d0) * (PUMP_LEN / 1024);
+}
+
+static void test_window(void)
+{
+	struct pump pu;
+	uint64_t rtt, pkts, cuts;
+	uint32_t w;
+
+	/* no bottleneck, 4 ms round trip: the first round stays within
+	 * the start, then the window doubles each round up to the most */
+	pu = pump_new(32, 2048, 2 * MS, 0, 0);
+	pump_run(&pu, 3 * MS);
+	CU_ASSERT(pu.pr->net.max_inflight[0] == 32);
+	CU_ASSERT_EQUAL(ferry__rc_window(pu.pr->qp[0], &rtt), 32);
+	pump_run(&pu, 80 * MS);
+	CU_ASSERT_EQUAL(ferry__rc_window(pu.pr->qp[0], &rtt), 2048);
+	CU_ASSERT(rtt >= 4 * MS && rtt < 4 * MS + 50 * US);
+	CU_ASSERT(pu.pr->net.max_inflight[0] <= 2048);
+	CU_ASSERT(pu.pr->c[0]->timeouts == 0 && pu.pr->c[0]->retx_pkts == 0);
+	pump_free(&pu);
+
+	/* a 50,000 packets/s bottleneck with room to queue: the window
+	 * settles at two bandwidth-delay products (2 x 50,000 x 4 ms = 400),
+	 * not at the most it may take, and the bottleneck stays busy */
+	pu = pump_new(32, 4096, 2 * MS, 20 * US, 100000);
+	pump_run(&pu, 300 * MS);
+	pu.pr->net.max_inflight[0] = 0;
+	pkts = pump_pkts(&pu, 500 * MS);
+	w = ferry__rc_window(pu.pr->qp[0], &rtt);
+	CU_ASSERT(w >= 380 && w <= 440);
+	CU_ASSERT(pu.pr->net.max_inflight[0] <= w + 64);
+	CU_ASSERT(rtt >= 4 * MS && rtt < 4 * MS + 100 * US);
+	CU_ASSERT(pkts >= 24000 && pkts <= 25064);
+	CU_ASSERT(pu.pr->net.qdrops == 0 && pu.pr->c[0]->win_cuts == 0 &&
+		  pu.pr->c[0]->timeouts == 0);
+	pump_free(&pu);
+
+	/* the same with room for 60 packets: losses cap the flight at 7/10
+	 * of what it was, the cap grows back 1, 2, 4... each period, the
+	 * NAKs repair without the timer, and pacing keeps a window released
+	 * at once from overflowing the queue: the bottleneck stays busy */
+	pu = pump_new(32, 4096, 2 * MS, 20 * US, 60);
+	pump_run(&pu, 300 * MS);
+	cuts = pu.pr->c[0]->win_cuts;
+	pu.pr->net.max_inflight[0] = 0;
+	pkts = pump_pkts(&pu, 500 * MS);
+	CU_ASSERT(cuts >= 1 && pu.pr->c[0]->win_cuts > cuts);
+	CU_ASSERT(pu.pr->net.max_inflight[0] <= 200 + 60 + 64);
+	CU_ASSERT(pu.pr->c[0]->win_cuts <= pu.pr->c[0]->rx_nak_seq);
+	CU_ASSERT(pu.pr->c[0]->timeouts == 0);
+	CU_ASSERT(pkts >= 20000);
+	CU_ASSERT(ferry__rc_window(pu.pr->qp[0], NULL) <= 4096);
+
+	/* a retransmit timeout (the peer silent for a while) forgets the
+	 * rate: the window starts again from where it began */
+	pu.pr->net.f.drop = 1.0;
+	while (pu.pr->c[0]->timeouts == 0)
+		step(pu.pr);
+	CU_ASSERT_EQUAL(ferry__rc_window(pu.pr->qp[0], NULL), 32);
+	pu.pr->net.f.drop = 0;
+	pump_run(&pu, 200 * MS);
+	CU_ASSERT(ferry__rc_window(pu.pr->qp[0], NULL) > 200);
+	pump_free(&pu);
+
+	/* a fixed window (start = most) stays as set through losses */
+	pu = pump_new(100, 100, 2 * MS, 20 * US, 20);
+	pump_run(&pu, 200 * MS);
+	CU_ASSERT(pu.pr->net.qdrops > 0 && pu.pr->c[0]->win_cuts == 0);
+	CU_ASSERT_EQUAL(ferry__rc_window(pu.pr->qp[0], NULL), 100);
+	pump_free(&pu);
+}
+
+/* (10) the retransmit timeout follows the round trip: from the hint
+ * before the first sample, then from the samples */
+static void test_rto(void)
+{
+	/* a floor of 1 ms below the 4 ms round trip, which is hinted */
+	struct pump pu = pump_new_t(64, 64, 2 * MS, 0, 0, MS, 4 * MS);
+	uint64_t t;
+
+	CU_ASSERT_EQUAL(ferry__rc_rto(pu.pr->qp[0]), 12 * MS);
+	pump_run(&pu, 200 * MS);
+	CU_ASSERT_EQUAL(pu.pr->c[0]->timeouts, 0);
+	t = ferry__rc_rto(pu.pr->qp[0]);
+	CU_ASSERT(t >= 5 * MS && t < 6 * MS); /* srtt + srtt / 4 */
+	CU_ASSERT(ferry__rc_state(pu.pr->qp[0]) == FERRY_RC_RTS);
+	pump_free(&pu);
+}
+
+/* (11) a rate cap paces every packet: over 1 s the packets sent are
+ * within 5% of the cap, with a fixed window and with an adaptive one
+ * that alone would go far faster */
+static void pace_case(uint32_t init, uint32_t most, uint64_t pps)
+{
+	struct pump pu = pump_new(init, most, 100 * US, 0, 0);
+	uint64_t tx0, sent;
+
+	pu.pr->qp[0]->attr.rate_pps = pps;
+	pump_run(&pu, 50 * MS);
+	tx0 = pu.pr->c[0]->tx_req;
+	pump_run(&pu, 1000 * MS);
+	sent = pu.pr->c[0]->tx_req - tx0;
+	CU_ASSERT(sent >= pps * 95 / 100 && sent <= pps * 105 / 100);
+	CU_ASSERT(pu.pr->c[0]->retx_pkts == 0);
+	pump_free(&pu);
+}
+
+static void test_pacing(void)
+{
+	/* fixed: set before the first packet by the attr */
+	struct ferry_rc_attr a = base_attr(1024);
+	struct pair *pr;
+
+	a.rate_pps = 1000;
+	a.window_pkts = 64;
+	pr = pair_new(&a, 1, 2, 0);
+	CU_ASSERT_EQUAL(pr->qp[0]->pace_pps, 1000);
+	pair_free(pr);
+	pace_case(256, 256, 30000);
+	pace_case(32, 4096, 100000);
+	pace_case(32, 4096, 3000);
+}
+
 int main(void)
 {
 	CU_TestInfo tests[] = {
@@ -792,6 +1011,9 @@ int main(void)
 		{ "stale PSN and wrong QP", test_stale_and_wrong_qp },
 		{ "RNR", test_rnr },
 		{ "PSN wrap", test_psn_wrap },
+		{ "adaptive window", test_window },
+		{ "retransmit timeout follows the round trip", test_rto },
+		{ "pacing to a rate cap", test_pacing },
 		CU_TEST_INFO_NULL,
 	};
 	return ferry_cu_run("uroce_rc", tests);

@@ -393,13 +393,15 @@ void *ferry__uport_poller(void *arg)
 		uint64_t w = atomic_load_explicit(&pt->worker_ns,
 						  memory_order_relaxed);
 
-		if (now - w < BACKSTOP_NS || !driver_take(pt)) {
+		if (w + BACKSTOP_NS > now || !driver_take(pt)) {
 			struct timespec ts = { 0, BACKSTOP_SLEEP_NS };
 
 			since = 0;
 			nanosleep(&ts, NULL);
 			continue;
 		}
+		/* read under the flag: the engines' clock never goes back */
+		now = ferry__now_ns();
 		unsigned work = round_locked(pt, now);
 		driver_give(pt);
 		idle(work, &since, now);

@@ -9,18 +9,20 @@
  * here, so two QPs can be run against each other in one process.
  *
  * Files: rc_qp.c (control path: create, connect, memory regions, state),
- * rc_req.c (requester: posts, segmentation, window, timers), rc_resp.c
- * (responder: input, PSN checks, execution, ACK/NAK), rc_comp.c (completer:
- * ACK/NAK processing and poll). Only rc_qp.c allocates.
+ * rc_req.c (requester: posts, segmentation, timers), rc_win.c (how many
+ * packets the requester keeps in flight, and its retransmit timeout),
+ * rc_resp.c (responder: input, PSN checks, execution, ACK/NAK), rc_comp.c
+ * (completer: ACK/NAK processing and poll). Only rc_qp.c allocates.
  *
  * Protocol in brief (details at each function):
  * - Requester: a work request (WR) is cut into path-MTU packets when it is
  *   transmitted, its payload read from the caller's buffer each time (also
  *   on retransmission), so that buffer must stay unchanged until the WR
- *   completes. PSNs are given to WRs in post order. At most window_pkts
- *   packets are unacknowledged. AckReq is set on the last packet of every
- *   message, on every ackreq_every-th packet and on the packet that fills
- *   the window. One retransmit timer (rto_ns) runs while packets are
+ *   completes. PSNs are given to WRs in post order. At most the window's
+ *   packets are unacknowledged (fixed, or following the path: rc_win.c).
+ *   AckReq is set on the last packet of every message, on every
+ *   ackreq_every-th packet and on the packet that fills the window. One
+ *   retransmit timer (at least rto_ns, rc_win.c) runs while packets are
  *   unacknowledged and restarts whenever an ACK makes progress. A timeout
  *   or a sequence-error NAK goes back to the oldest unacknowledged PSN and
  *   sends everything again from there (go-back-N), mid-message if need be.
@@ -95,14 +97,20 @@ struct ferry_rc_attr {
 				   both peers must use the same */
 	uint32_t sq_depth;      /* WRs posted and not yet polled, >= 1 */
 	uint32_t rq_depth;      /* receives posted and not yet polled, >= 1 */
-	uint32_t window_pkts;   /* unacked packets in flight (0: default) */
-	uint32_t ackreq_every;  /* AckReq every N packets (0: window / 4) */
+	uint32_t window_pkts;   /* most unacked packets in flight (0: dflt) */
+	uint32_t window_init;   /* where an adaptive window starts (rc_win.c);
+				   0 or >= window_pkts: a fixed window */
+	uint32_t ackreq_every;  /* AckReq every N packets (0: start / 4) */
 	uint32_t ack_every;     /* responder ACKs after N packets (0: dflt) */
 	uint64_t ack_delay_ns;  /* ... or this long after the first unacked
 				   one (0: default); keep it well below the
 				   peer's rto_ns */
 	uint64_t rto_ns;        /* retransmit timeout (0: default); above
-				   the round trip plus the peer's ack delay */
+				   the round trip plus the peer's ack delay;
+				   the least once round trips are sampled */
+	uint64_t rtt_hint_ns;   /* the round trip known before any sample
+				   (0: none): the timer starts from it */
+	uint64_t rate_pps;      /* packets per second at most (0: no cap) */
 	uint64_t rnr_delay_ns;  /* how long the peer should wait after this
 				   QP's RNR NAK; rounded up to an IB RNR
 				   timer code, at most 655.36 ms (0: dflt) */
@@ -152,6 +160,7 @@ struct ferry_rc_counters {
 				   range, or repeating a NAK already obeyed:
 				   ignored */
 	uint64_t tx_busy;       /* tx callback refused a packet */
+	uint64_t win_cuts;      /* losses that capped the window */
 	/* responder */
 	uint64_t rx_req;        /* request packets received */
 	uint64_t tx_acks;
@@ -203,6 +212,9 @@ enum ferry_rc_state ferry__rc_state(const struct ferry_rc_qp *qp);
 const char *ferry__rc_error(const struct ferry_rc_qp *qp);
 const struct ferry_rc_counters *
 ferry__rc_counters(const struct ferry_rc_qp *qp);
+/* Packets the requester may have in flight now, and the smallest round
+ * trip it sampled (ns, 0: none yet) into *rtt_ns when not NULL. */
+uint32_t ferry__rc_window(const struct ferry_rc_qp *qp, uint64_t *rtt_ns);
 
 /* Datapath (rc_req.c, rc_resp.c, rc_comp.c): no allocation, no output -----*/
 
@@ -279,6 +291,8 @@ struct ferry__rc_swqe {          /* send queue entry */
 	uint8_t msg[FERRY_RC_SEND_MAX];
 };
 
+#define FERRY__RC_BW_ROUNDS 8 /* periods the path's rate is the max of */
+
 struct ferry__rc_rwqe {          /* receive queue entry */
 	uint8_t *buf;
 	uint64_t wr_id, offset;
@@ -312,6 +326,21 @@ struct ferry_rc_qp {
 	uint64_t rto_at, rnr_until;
 	bool sq_blame;         /* error: the WR at sq_fail caused it */
 	uint32_t sq_fail;
+	/* requester: the window and the round trip (rc_win.c) */
+	uint32_t win;          /* packets in flight allowed now */
+	uint32_t win_cap, cap_step; /* bound after a loss, its next lift */
+	uint32_t recover;      /* a loss before this PSN cuts no more */
+	uint32_t probe_psn, bw_i;
+	bool probe_on, loss_round;
+	bool filled;           /* the rate stopped rising: the path is full */
+	uint32_t cyc;          /* periods since, for the pacing cycle */
+	uint64_t pace_pps;     /* pacing rate (0: not paced) */
+	uint64_t pace_at;      /* the next packet leaves at this time */
+	uint32_t full_n;       /* periods without a quarter more than full_bw */
+	uint64_t full_bw;
+	uint64_t probe_at, round_at, dlv, round_dlv;
+	uint64_t srtt, rttvar, rtt_min, rtt_min_at; /* ns */
+	uint64_t bw[FERRY__RC_BW_ROUNDS]; /* delivery rate, packets/s */
 
 	/* responder: [rq_head, rq_done) completed, [rq_done, rq_tail) posted */
 	struct ferry__rc_rwqe *rq;
@@ -338,6 +367,19 @@ void ferry__rc_comp_input(struct ferry_rc_qp *qp,
 			  const struct ferry_roce_pkt *p, uint64_t now_ns);
 /* Responder: send a delayed ACK when due. */
 void ferry__rc_resp_progress(struct ferry_rc_qp *qp, uint64_t now_ns);
+/* The window (rc_win.c): at connect; a new PSN sent; ACKed up to next
+ * (una was old_una); a sequence NAK obeyed; a retransmit timeout. */
+void ferry__rc_win_start(struct ferry_rc_qp *qp, uint64_t now);
+void ferry__rc_win_sent(struct ferry_rc_qp *qp, uint32_t psn, uint64_t now);
+void ferry__rc_win_acked(struct ferry_rc_qp *qp, uint32_t old_una,
+			 uint32_t next, uint64_t now);
+void ferry__rc_win_loss(struct ferry_rc_qp *qp);
+void ferry__rc_win_timeout(struct ferry_rc_qp *qp);
+/* Pacing: must the next packet wait (now < its time)? One was sent. */
+bool ferry__rc_pace_wait(struct ferry_rc_qp *qp, uint64_t now);
+void ferry__rc_pace_sent(struct ferry_rc_qp *qp, uint64_t now);
+/* The retransmit timeout now. */
+uint64_t ferry__rc_rto(const struct ferry_rc_qp *qp);
 /* Nanoseconds an AETH RNR timer code asks for, and the code for ns. */
 uint64_t ferry__rc_rnr_ns(uint8_t code);
 uint8_t ferry__rc_rnr_code(uint64_t ns);
@@ -352,6 +394,7 @@ static inline struct ferry__rc_swqe *ferry__rc_sq(struct ferry_rc_qp *qp,
  * The requester's timer and the completer's NAKs both rewind. */
 static inline void ferry__rc_rewind(struct ferry_rc_qp *qp)
 {
+	qp->probe_on = false; /* a resent PSN gives no round trip */
 	qp->snd_psn = qp->una;
 	qp->cur = qp->sq_acked;
 	qp->cur_pkt = 0;

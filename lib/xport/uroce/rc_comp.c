@@ -8,9 +8,12 @@
 /* Everything before PSN next is acknowledged. */
 static void ack_through(struct ferry_rc_qp *qp, uint32_t next, uint64_t now)
 {
+	uint32_t old = qp->una;
+
 	if (ferry__psn_diff(next, qp->una) <= 0)
 		return;
 	qp->una = next;
+	ferry__rc_win_acked(qp, old, next, now);
 	qp->retries = qp->rnr_retries = 0;
 	qp->nak_obeyed = false;
 	while (qp->sq_acked != qp->sq_tail) {
@@ -26,7 +29,7 @@ static void ack_through(struct ferry_rc_qp *qp, uint32_t next, uint64_t now)
 	if (next == qp->snd_max)
 		qp->timer_on = false;
 	else
-		qp->rto_at = now + qp->attr.rto_ns;
+		qp->rto_at = now + ferry__rc_rto(qp);
 }
 
 static void rnr_nak(struct ferry_rc_qp *qp, const struct ferry_roce_pkt *p,
@@ -68,11 +71,12 @@ static void seq_nak(struct ferry_rc_qp *qp, const struct ferry_roce_pkt *p,
 			       qp->tmpl.dest_qp, p->psn, qp->attr.retry_limit);
 		return;
 	}
+	ferry__rc_win_loss(qp);
 	ferry__rc_rewind(qp);
 	qp->nak_obeyed = true;
 	qp->nak_psn = p->psn;
 	if (qp->timer_on)
-		qp->rto_at = now + qp->attr.rto_ns;
+		qp->rto_at = now + ferry__rc_rto(qp);
 }
 
 /* Invalid request, remote access or remote operational error: the WR

@@ -108,8 +108,10 @@ static int fill_attr(struct ferry_rc_attr *a)
 	a->rq_depth = pow2_at_least(a->rq_depth);
 	if (!a->window_pkts)
 		a->window_pkts = FERRY_RC_DEF_WINDOW;
+	if (!a->window_init || a->window_init > a->window_pkts)
+		a->window_init = a->window_pkts;
 	if (!a->ackreq_every)
-		a->ackreq_every = a->window_pkts / 4 ? a->window_pkts / 4 : 1;
+		a->ackreq_every = a->window_init / 4 ? a->window_init / 4 : 1;
 	if (!a->ack_every)
 		a->ack_every = FERRY_RC_DEF_ACK_EVERY;
 	if (!a->ack_delay_ns)
@@ -186,6 +188,8 @@ int ferry__rc_connect(struct ferry_rc_qp *qp, uint32_t dest_qpn,
 		.dest_qp = dest_qpn,
 	};
 	qp->sq_psn = qp->snd_psn = qp->snd_max = qp->una = my_start_psn;
+	qp->recover = my_start_psn;
+	ferry__rc_win_start(qp, 0);
 	qp->epsn = peer_start_psn;
 	qp->state = FERRY_RC_RTS;
 	return 0;

@@ -1,6 +1,6 @@
 /* uroce RC engine: requester datapath. Posts writes and sends, cuts them
- * into path-MTU packets inside the window, and runs the retransmit and RNR
- * timers. No allocation: WRs live in the send ring made at create. */
+ * into path-MTU packets inside the window (rc_win.c), and runs the
+ * retransmit and RNR timers. No allocation: WRs live in the send ring made at create. */
 #include <errno.h>
 #include <string.h>
 
@@ -100,7 +100,7 @@ static uint8_t opcode(const struct ferry__rc_swqe *w, bool first, bool last)
 /* Send the packets the window allows, from the cursor on. */
 static void transmit(struct ferry_rc_qp *qp, uint64_t now)
 {
-	const uint32_t mtu = qp->attr.mtu, win = qp->attr.window_pkts;
+	const uint32_t mtu = qp->attr.mtu, win = qp->win;
 
 	while (qp->cur != qp->sq_tail) {
 		const struct ferry__rc_swqe *w = ferry__rc_sq(qp, qp->cur);
@@ -110,7 +110,7 @@ static void transmit(struct ferry_rc_qp *qp, uint64_t now)
 		uint32_t off = qp->cur_pkt * mtu; /* < len <= 2^31 */
 		struct ferry_roce_pkt p = qp->tmpl;
 
-		if (fly >= win)
+		if (fly >= win || ferry__rc_pace_wait(qp, now))
 			break;
 		p.opcode = opcode(w, first, last);
 		p.psn = qp->snd_psn;
@@ -132,6 +132,8 @@ static void transmit(struct ferry_rc_qp *qp, uint64_t now)
 		}
 		qp->cnt.tx_req++;
 		qp->cnt.tx_bytes += p.len;
+		ferry__rc_win_sent(qp, p.psn, now);
+		ferry__rc_pace_sent(qp, now);
 		qp->since_ackreq = p.ackreq ? 0 : qp->since_ackreq + 1;
 		if (ferry__psn_diff(p.psn, qp->snd_max) < 0)
 			qp->cnt.retx_pkts++;
@@ -146,7 +148,7 @@ static void transmit(struct ferry_rc_qp *qp, uint64_t now)
 		}
 		if (!qp->timer_on) {
 			qp->timer_on = true;
-			qp->rto_at = now + qp->attr.rto_ns;
+			qp->rto_at = now + ferry__rc_rto(qp);
 		}
 	}
 }
@@ -160,12 +162,13 @@ static void timeout(struct ferry_rc_qp *qp, uint64_t now)
 			       "after %u retransmissions %llu us apart: the "
 			       "peer is unreachable or not answering",
 			       qp->tmpl.dest_qp, qp->una, qp->attr.retry_limit,
-			       (unsigned long long)(qp->attr.rto_ns / 1000));
+			       (unsigned long long)(ferry__rc_rto(qp) / 1000));
 		return;
 	}
 	ferry__rc_rewind(qp);
+	ferry__rc_win_timeout(qp);
 	qp->nak_obeyed = false;
-	qp->rto_at = now + qp->attr.rto_ns;
+	qp->rto_at = now + ferry__rc_rto(qp);
 }
 
 void ferry__rc_progress(struct ferry_rc_qp *qp, uint64_t now_ns)

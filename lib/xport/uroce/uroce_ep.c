@@ -42,20 +42,28 @@ static uint32_t ring_entries(uint64_t ring_len, unsigned n_ep)
 	return r;
 }
 
-/* Packets in flight per QP: together the QPs should not overrun the
- * peer's receive ring (af_packet drops what does not fit, and go-back-N
- * then resends a whole window). A peer that names no limit (a NIC, rxe)
- * gets the engine's default per QP. The settings' window (FERRY_UROCE_WINDOW)
- * overrides both. */
-static uint32_t window(const struct ferry_uroce_conf *c,
-		       unsigned peer_rx_frames, unsigned n_ep)
+/* Packets in flight per QP at the start: together the QPs should not
+ * overrun the peer's receive ring (af_packet drops what does not fit, and
+ * go-back-N then resends a whole window). A peer that names no limit (a
+ * NIC, rxe) gets the engine's default per QP. From there the window
+ * follows the path (rc_win.c) up to what the receive ring of ring_len
+ * bytes holds: the pipeline never has more in flight. The settings'
+ * window (FERRY_UROCE_WINDOW) fixes it instead. */
+static void window(const struct ferry_uroce_conf *c, unsigned peer_rx_frames,
+		   unsigned n_ep, uint64_t ring_len, uint32_t mtu,
+		   struct ferry_rc_attr *a)
 {
 	uint32_t w = peer_rx_frames ? peer_rx_frames * 3 / 4 / n_ep :
 				      FERRY_RC_DEF_WINDOW;
+	uint64_t most = ring_len / mtu / n_ep + 1;
 
 	if (c->window)
 		w = c->window;
-	return w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_MAX ? WINDOW_MAX : w;
+	w = w < WINDOW_MIN ? WINDOW_MIN : w > WINDOW_MAX ? WINDOW_MAX : w;
+	a->window_init = w;
+	a->window_pkts = c->window || most < w ? w :
+			 most > FERRY_RC_WINDOW_MAX ? FERRY_RC_WINDOW_MAX :
+						      (uint32_t)most;
 }
 
 static uint32_t peer_qpn(const struct ferry_xport *x, unsigned i)
@@ -99,14 +107,18 @@ int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
 	struct ferry_rc_attr base = {
 		.pd = x->pd,
 		.mtu = x->mtu,
-		.window_pkts = window(&x->attr.conf->uroce, peer_rx_frames,
-				      x->n_ep),
 		.rto_ns = RTO_NS,
+		.rtt_hint_ns = x->attr.rtt_ns,
+		/* the session's cap, shared by its QPs, paced per packet */
+		.rate_pps = x->attr.rate_bps ?
+			x->attr.rate_bps / 8 / x->mtu / x->n_ep + 1 : 0,
 		.tx = ferry__uport_tx,
 		.tx_ctx = x->port,
 	};
 	int rc = 0;
 
+	window(&x->attr.conf->uroce, peer_rx_frames, x->n_ep, ring_len, x->mtu,
+	       &base);
 	x->R = ring_entries(ring_len, x->n_ep);
 	base.sq_depth = base.rq_depth = x->R;
 	/* give up on a silent peer after about the session timeout */
@@ -136,9 +148,14 @@ int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
 	else
 		ferry__log(FERRY_LOG_INFO,
 			   "uroce: %u QP(s) 0x%06x.. -> 0x%06x.., path MTU %u, "
-			   "window %u packets, %u-entry rings",
+			   "window %u packets%s%.0u, %u-entry rings",
 			   x->n_ep, x->ep[0].qpn, peer_qpn(x, 0), x->mtu,
-			   base.window_pkts, x->R);
+			   base.window_init,
+			   base.window_pkts > base.window_init ?
+				   " growing with the path up to " : "",
+			   base.window_pkts > base.window_init ?
+				   base.window_pkts : 0,
+			   x->R);
 	return rc;
 }
 
@@ -188,6 +205,7 @@ static void sum_counters(const struct ferry_xport *x,
 		t->oow_drops += c->oow_drops;
 		t->dup_pkts += c->dup_pkts;
 		t->tx_busy += c->tx_busy;
+		t->win_cuts += c->win_cuts;
 		t->access_errors += c->access_errors;
 		t->state_drops += c->state_drops;
 	}
@@ -198,7 +216,13 @@ static void log_counters(const struct ferry_xport *x,
 			 const struct ferry_rc_counters *t)
 {
 	const struct ferry__uport_stats *ps = &x->port->st;
+	uint64_t rtt = 0;
+	uint32_t win = x->ep[0].qp ? ferry__rc_window(x->ep[0].qp, &rtt) : 0;
 
+	ferry__log(FERRY_LOG_INFO,
+		   "uroce: session done: window %u packets per QP at the end "
+		   "(round trip %.3f ms, %llu cuts after losses)",
+		   win, (double)rtt / 1e6, (unsigned long long)t->win_cuts);
 	ferry__log(FERRY_LOG_INFO,
 		   "uroce: session done: sent %llu requests (%llu again, %llu "
 		   "timeouts, %llu sequence and %llu RNR NAKs back), got %llu "

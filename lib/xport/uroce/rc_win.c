@@ -1,0 +1,233 @@
+/* uroce RC engine: how many packets the requester keeps in flight.
+ *
+ * A fixed window (attr.window_init == attr.window_pkts) stays as set. An
+ * adaptive one starts at window_init, the burst the peer's port is known
+ * to take, and follows the path:
+ * - Round trips are sampled one packet at a time (a new PSN sent, its ACK
+ *   back; a go-back-N drops the sample, after Karn). The smallest sample
+ *   of the last RTT_MIN_NS is the path's round trip without queues.
+ * - Time is cut in periods of two such round trips; a period's delivery
+ *   rate is the packets acknowledged in it over its length. The path's
+ *   rate is the largest of the last FERRY__RC_BW_ROUNDS periods.
+ * - The limit is twice rate x round trip (two bandwidth-delay products:
+ *   one on the wire, one for the ACKs' coalescing and the periods'
+ *   jitter), within [window_init, window_pkts]. Until the path is full
+ *   (three periods in a row without a quarter more rate, as BBR's
+ *   start-up judges it) the factor is three, so the limit grows about
+ *   twofold each period; once the bottleneck's rate is reached it stops
+ *   growing by itself.
+ * - A loss (a sequence NAK, at most once per flight) caps the limit at
+ *   7/10 of what was in flight; each period without one lifts the cap by
+ *   1, 2, 4, ... packets, so a random loss costs a few periods and a queue
+ *   that overflows keeps the flight below its size.
+ * - A retransmit timeout forgets the rate: the limit is window_init again.
+ * - Packets leave paced, so that a window released at once (a go-back-N,
+ *   a grown limit) does not arrive at the bottleneck as one burst: at
+ *   three times the rate while filling the path, then in a cycle of
+ *   periods at 5/4 (probing for more), 3/4 (draining that) and six at
+ *   the rate. A fixed window is not paced by its rate; attr.rate_pps, a
+ *   cap, paces every QP that has one.
+ * The retransmit timeout itself follows the samples (RFC 6298's smoothed
+ * round trip plus four deviations, or a quarter of it if more; before the
+ * first, attr.rtt_hint_ns
+ * stands for one), never below attr.rto_ns. Without a hint, a path
+ * slower than rto_ns times out on every flight (a resent packet gives no
+ * sample): attr.rto_ns must then be above the round trip, as on a NIC. */
+#include "xport/uroce/rc.h"
+
+#define RTT_MIN_NS 10000000000ull /* 10 s */
+#define WIN_FLOOR 16u
+#define LOSS_NUM 7u
+#define LOSS_DEN 10u
+#define PACE_BURST 16u /* packets sent back to back at most, when paced */
+
+static bool fixed(const struct ferry_rc_qp *qp)
+{
+	return qp->attr.window_init >= qp->attr.window_pkts;
+}
+
+/* Pacing gains once the path is full, in quarters, one per period: probe
+ * for more, drain what that queued, cruise. */
+static const uint8_t cycle[8] = { 5, 3, 4, 4, 4, 4, 4, 4 };
+
+static void pace(struct ferry_rc_qp *qp, uint64_t bw)
+{
+	uint64_t pps = 0;
+
+	if (bw && !fixed(qp))
+		pps = qp->filled ? bw * cycle[qp->cyc % 8] / 4 : bw * 3;
+	if (qp->attr.rate_pps && (!pps || pps > qp->attr.rate_pps))
+		pps = qp->attr.rate_pps;
+	qp->pace_pps = pps;
+}
+
+static void update(struct ferry_rc_qp *qp)
+{
+	const uint32_t lo = qp->attr.window_init, hi = qp->attr.window_pkts;
+	uint64_t bw = 0, w;
+
+	for (unsigned i = 0; i < FERRY__RC_BW_ROUNDS; i++)
+		if (qp->bw[i] > bw)
+			bw = qp->bw[i];
+	pace(qp, bw);
+	if (fixed(qp)) {
+		qp->win = hi;
+		return;
+	}
+	/* packets/s x ns: at most 2^32 x 2^40, within 64 bits once scaled */
+	w = bw * (qp->rtt_min / 1000) / 1000000 * (qp->filled ? 2 : 3);
+	if (w < lo)
+		w = lo;
+	if (w > qp->win_cap)
+		w = qp->win_cap;
+	if (w > hi)
+		w = hi;
+	qp->win = (uint32_t)w;
+}
+
+void ferry__rc_win_start(struct ferry_rc_qp *qp, uint64_t now)
+{
+	qp->win_cap = qp->attr.window_pkts;
+	qp->cap_step = 1;
+	qp->round_at = now;
+	qp->round_dlv = qp->dlv = 0;
+	qp->filled = false;
+	qp->full_bw = 0;
+	qp->full_n = 0;
+	for (unsigned i = 0; i < FERRY__RC_BW_ROUNDS; i++)
+		qp->bw[i] = 0;
+	qp->srtt = qp->attr.rtt_hint_ns;
+	qp->rttvar = qp->attr.rtt_hint_ns / 2;
+	update(qp);
+}
+
+void ferry__rc_win_sent(struct ferry_rc_qp *qp, uint32_t psn, uint64_t now)
+{
+	if (qp->probe_on || psn != qp->snd_max)
+		return; /* one sample at a time, never a resent packet */
+	qp->probe_on = true;
+	qp->probe_psn = psn;
+	qp->probe_at = now;
+}
+
+static void rtt_sample(struct ferry_rc_qp *qp, uint64_t s, uint64_t now)
+{
+	if (!qp->rtt_min) { /* the first sample replaces the hint */
+		qp->srtt = s;
+		qp->rttvar = s / 2;
+	} else {
+		uint64_t d = s > qp->srtt ? s - qp->srtt : qp->srtt - s;
+
+		qp->rttvar = (3 * qp->rttvar + d) / 4;
+		qp->srtt = (7 * qp->srtt + s) / 8;
+	}
+	if (!qp->rtt_min || s <= qp->rtt_min ||
+	    now - qp->rtt_min_at > RTT_MIN_NS) {
+		qp->rtt_min = s ? s : 1;
+		qp->rtt_min_at = now;
+	}
+}
+
+void ferry__rc_win_acked(struct ferry_rc_qp *qp, uint32_t old_una,
+			 uint32_t next, uint64_t now)
+{
+	uint64_t r;
+
+	qp->dlv += (uint32_t)ferry__psn_diff(next, old_una);
+	if (qp->probe_on && ferry__psn_diff(next, qp->probe_psn) > 0) {
+		qp->probe_on = false;
+		if (!qp->rtt_min) { /* the first: periods start now */
+			qp->round_at = now;
+			qp->round_dlv = qp->dlv;
+		}
+		if (now >= qp->probe_at)
+			rtt_sample(qp, now - qp->probe_at, now);
+	}
+	if (!qp->rtt_min || now < qp->round_at + 2 * qp->rtt_min)
+		return;
+	/* a period of two round trips ended: its delivery rate (over two,
+	 * so that a window sent at once and acknowledged in pieces counts
+	 * whole) */
+	r = (qp->dlv - qp->round_dlv) * 1000000000ull / (now - qp->round_at);
+	qp->bw[qp->bw_i++ % FERRY__RC_BW_ROUNDS] = r;
+	if (r >= qp->full_bw + qp->full_bw / 4) {
+		qp->full_bw = r;
+		qp->full_n = 0;
+	} else if (++qp->full_n >= 3) {
+		qp->filled = true;
+	}
+	if (!qp->loss_round && qp->win_cap < qp->attr.window_pkts) {
+		qp->win_cap += qp->cap_step;
+		if (qp->win_cap > qp->attr.window_pkts)
+			qp->win_cap = qp->attr.window_pkts;
+		qp->cap_step *= 2;
+	}
+	qp->loss_round = false;
+	qp->round_at = now;
+	qp->round_dlv = qp->dlv;
+	if (qp->filled)
+		qp->cyc++;
+	update(qp);
+}
+
+void ferry__rc_win_loss(struct ferry_rc_qp *qp)
+{
+	uint32_t fly = (uint32_t)ferry__psn_diff(qp->snd_max, qp->una);
+
+	qp->probe_on = false;
+	if (fixed(qp) || ferry__psn_diff(qp->una, qp->recover) < 0)
+		return; /* the same flight lost more: one cut per flight */
+	qp->recover = qp->snd_max;
+	qp->win_cap = (uint32_t)((uint64_t)fly * LOSS_NUM / LOSS_DEN);
+	if (qp->win_cap < WIN_FLOOR)
+		qp->win_cap = WIN_FLOOR;
+	qp->cap_step = 1;
+	qp->loss_round = true;
+	qp->cnt.win_cuts++;
+	update(qp);
+}
+
+void ferry__rc_win_timeout(struct ferry_rc_qp *qp)
+{
+	qp->probe_on = false;
+	qp->filled = false;
+	qp->full_bw = 0;
+	qp->full_n = 0;
+	for (unsigned i = 0; i < FERRY__RC_BW_ROUNDS; i++)
+		qp->bw[i] = 0;
+	update(qp);
+}
+
+bool ferry__rc_pace_wait(struct ferry_rc_qp *qp, uint64_t now)
+{
+	return qp->pace_pps && now < qp->pace_at;
+}
+
+void ferry__rc_pace_sent(struct ferry_rc_qp *qp, uint64_t now)
+{
+	uint64_t gap;
+
+	if (!qp->pace_pps)
+		return;
+	gap = 1000000000ull / qp->pace_pps;
+	/* idle time earns at most a burst of PACE_BURST packets */
+	if (qp->pace_at + PACE_BURST * gap < now)
+		qp->pace_at = now - PACE_BURST * gap;
+	qp->pace_at += gap;
+}
+
+uint64_t ferry__rc_rto(const struct ferry_rc_qp *qp)
+{
+	uint64_t v = 4 * qp->rttvar > qp->srtt / 4 ? 4 * qp->rttvar :
+						     qp->srtt / 4;
+	uint64_t r = qp->srtt + v;
+
+	return r > qp->attr.rto_ns ? r : qp->attr.rto_ns;
+}
+
+uint32_t ferry__rc_window(const struct ferry_rc_qp *qp, uint64_t *rtt_ns)
+{
+	if (rtt_ns)
+		*rtt_ns = qp->rtt_min;
+	return qp->win;
+}
