@@ -261,7 +261,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	fi
 	wan_up "${args[@]}" || { _wan_say "could not bring the WAN up"; exit 1; }
 	_wan_say "A $WAN_IPA (netns $WAN_NSA) <-> ferry-wanem ${args[*]} <-> B $WAN_IPB (netns $WAN_NSB)"
-	export WAN_NSA WAN_NSB WAN_IPA WAN_IPB
+	export WAN_NSA WAN_NSB WAN_IPA WAN_IPB WAN_DEVA WAN_DEVB
 	rc=0
 	if [ $# -gt 0 ]; then
 		"$@" || rc=$?

@@ -119,6 +119,8 @@ static int tx(void *arg, const struct ferry_roce_pkt *p)
 	CHECK(p->len <= cx.mtu);
 	if (p->opcode == FERRY_OP_ACK) {
 		CHECK(p->len == 0 && p->msn <= FERRY_PSN_MASK);
+	} else if (p->opcode == FERRY_OP_CNP) { /* a marked request came */
+		CHECK(p->len == FERRY_ROCE_CNP_LEN && p->becn && p->psn == 0);
 	} else {
 		/* our own requests read only what was posted: the write
 		 * from cx.src[0..600), the send from the QP's copy */
@@ -209,8 +211,11 @@ static void decode(const uint8_t *f, size_t len, int ret,
 		return;
 	CHECK(o.verdict == FERRY_ROCE_DECODED);
 	CHECK(o.opcode == p->opcode && o.dest_qp == p->dest_qp &&
-	      o.psn == p->psn && o.ackreq == p->ackreq &&
-	      o.payload_len == p->len && f + o.payload_off == p->payload);
+	      o.psn == p->psn && o.ackreq == p->ackreq);
+	/* a CNP's 16 reserved bytes: a header to rocedump, the payload to
+	 * the transport */
+	CHECK(p->opcode == FERRY_OP_CNP ||
+	      (o.payload_len == p->len && f + o.payload_off == p->payload));
 	CHECK(!(o.hdrs & FERRY_ROCE_H_RETH) ||
 	      (o.va == p->va && o.rkey == p->rkey && o.dma_len == p->dma_len));
 	CHECK(!(o.hdrs & FERRY_ROCE_H_AETH) ||

@@ -54,7 +54,7 @@ sources() {
 	manifest) echo tests/fuzz/fuzz_manifest.c lib/io/manifest.c \
 		lib/files/files_plan.c lib/sum/sum.c lib/util/path.c ;;
 	roce) echo tests/fuzz/fuzz_roce.c $w/wire.c $w/icrc.c $u/rc_qp.c \
-		$u/rc_req.c $u/rc_win.c $u/rc_resp.c $u/rc_comp.c \
+		$u/rc_req.c $u/rc_win.c $u/rc_dcqcn.c $u/rc_resp.c $u/rc_comp.c \
 		$r/decode.c $r/ibop.c $r/mad.c ;;
 	pcap) echo tests/fuzz/fuzz_pcap.c $w/pcap.c $w/wire.c $w/icrc.c \
 		$r/decode.c $r/ibop.c $r/mad.c $r/flows.c $r/rocedump.c ;;

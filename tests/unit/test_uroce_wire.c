@@ -18,7 +18,7 @@ static const uint8_t all_ops[] = {
 	FERRY_OP_SEND_LAST_IMM, FERRY_OP_SEND_ONLY, FERRY_OP_SEND_ONLY_IMM,
 	FERRY_OP_WRITE_FIRST, FERRY_OP_WRITE_MIDDLE, FERRY_OP_WRITE_LAST,
 	FERRY_OP_WRITE_LAST_IMM, FERRY_OP_WRITE_ONLY, FERRY_OP_WRITE_ONLY_IMM,
-	FERRY_OP_ACK,
+	FERRY_OP_ACK, FERRY_OP_CNP,
 };
 #define N_OPS (sizeof(all_ops) / sizeof(all_ops[0]))
 
@@ -64,6 +64,8 @@ static struct ferry_roce_pkt mkpkt(uint8_t op, uint32_t len)
 		p.syndrome = (uint8_t)rnd();
 		p.msn = rnd() & FERRY_PSN_MASK;
 	}
+	p.ecn = (uint8_t)(rnd() & 3);
+	p.becn = op == FERRY_OP_CNP;
 	return p;
 }
 
@@ -142,6 +144,8 @@ static void check_same(const struct ferry_roce_pkt *a,
 	CU_ASSERT_EQUAL(a->imm, b->imm);
 	CU_ASSERT_EQUAL(a->syndrome, b->syndrome);
 	CU_ASSERT_EQUAL(a->msn, b->msn);
+	CU_ASSERT_EQUAL(a->ecn, b->ecn);
+	CU_ASSERT_EQUAL(a->becn, b->becn);
 	CU_ASSERT_EQUAL(a->len, b->len);
 	if (a->len && a->len == b->len)
 		CU_ASSERT_EQUAL(memcmp(a->payload, b->payload, a->len), 0);
@@ -199,9 +203,10 @@ static void test_roundtrip(void)
 
 	fill_payload();
 	for (size_t i = 0; i < N_OPS; i++) {
-		if (all_ops[i] == FERRY_OP_ACK) {
+		if (all_ops[i] == FERRY_OP_ACK || all_ops[i] == FERRY_OP_CNP) {
 			for (int k = 0; k < 8; k++)
-				roundtrip(FERRY_OP_ACK, 0);
+				roundtrip(all_ops[i], all_ops[i] == FERRY_OP_CNP ?
+						 FERRY_ROCE_CNP_LEN : 0);
 			continue;
 		}
 		for (size_t j = 0; j < sizeof(lens) / sizeof(lens[0]); j++)
@@ -241,6 +246,13 @@ static void test_build_errors(void)
 			-EINVAL);
 	p = mkpkt(FERRY_OP_ACK, 0);
 	p.msn = 1u << 24;
+	CU_ASSERT_EQUAL(ferry__roce_build(frame, sizeof(frame), &p, &len),
+			-EINVAL);
+	p = mkpkt(FERRY_OP_CNP, 4); /* a CNP is 16 reserved bytes */
+	CU_ASSERT_EQUAL(ferry__roce_build(frame, sizeof(frame), &p, &len),
+			-EINVAL);
+	p = mkpkt(FERRY_OP_SEND_ONLY, 4);
+	p.ecn = 4;
 	CU_ASSERT_EQUAL(ferry__roce_build(frame, sizeof(frame), &p, &len),
 			-EINVAL);
 	/* the IPv4 total length tops out at 65535: 65532 with the pad */
@@ -381,7 +393,9 @@ static void test_parse_rejects(void)
 
 	fill_payload();
 	for (size_t i = 0; i < N_OPS; i++) {
-		uint32_t len = all_ops[i] == FERRY_OP_ACK ? 0 : 37;
+		uint32_t len = all_ops[i] == FERRY_OP_ACK ? 0 :
+			       all_ops[i] == FERRY_OP_CNP ? FERRY_ROCE_CNP_LEN :
+							    37;
 
 		p = mkpkt(all_ops[i], len);
 		n = build(&p);
@@ -912,7 +926,11 @@ static int write_pcap(const char *path)
 		for (size_t j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
 			if (all_ops[i] == FERRY_OP_ACK && lens[j])
 				continue;
-			struct ferry_roce_pkt p = mkpkt(all_ops[i], lens[j]);
+			if (all_ops[i] == FERRY_OP_CNP && j)
+				continue; /* one, of its 16 reserved bytes */
+			struct ferry_roce_pkt p = mkpkt(all_ops[i],
+				all_ops[i] == FERRY_OP_CNP ? FERRY_ROCE_CNP_LEN :
+							     lens[j]);
 			size_t n = 0;
 
 			if (ferry__roce_build(frame, sizeof(frame), &p, &n))

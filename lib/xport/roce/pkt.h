@@ -34,7 +34,17 @@ enum ferry_roce_op {
 	FERRY_OP_WRITE_ONLY = 0x0a,
 	FERRY_OP_WRITE_ONLY_IMM = 0x0b,
 	FERRY_OP_ACK = 0x11,
+	/* RoCEv2's congestion notification (IBA annex A17): a BTH and 16
+	 * reserved bytes, sent back to the QP whose packets arrived marked
+	 * ECN CE; it acknowledges nothing. */
+	FERRY_OP_CNP = 0x81,
 };
+#define FERRY_ROCE_CNP_LEN 16 /* its reserved bytes, as the payload */
+
+/* The IP header's ECN field (RFC 3168). */
+#define FERRY_ECN_NOT_ECT 0u
+#define FERRY_ECN_ECT0 2u
+#define FERRY_ECN_CE 3u
 
 /* AETH syndrome (top 3 bits: 000 ACK, 001 RNR NAK, 011 NAK). */
 #define FERRY_AETH_ACK(credits) (0x00u | ((credits) & 0x1fu))
@@ -54,9 +64,11 @@ struct ferry_roce_pkt {
 	/* path */
 	struct ferry_roce_addr src, dst;
 	uint16_t udp_sport; /* derived from the QP: 0xC000 | (qpn & 0x3fff) */
+	uint8_t ecn;        /* the IPv4 header's ECN bits (FERRY_ECN_*) */
 	/* BTH */
 	uint8_t opcode;
 	bool se, mig, ackreq;
+	bool becn;          /* set in a CNP */
 	uint8_t pad;        /* 0..3 bytes of pad before the ICRC */
 	uint16_t pkey;      /* 0xffff: the default partition */
 	uint32_t dest_qp;   /* 24 bits */

@@ -8,7 +8,10 @@
  *   ImmDt 4 bytes; AETH 4 bytes: Syndrome(8) | MSN(24)
  * Which opcode carries which (Wireshark's opCode_RETH_PAYLD,
  * opCode_RETH_IMMDT_PAYLD, opCode_IMMDT_PAYLD; the RC ACKNOWLEDGE carries
- * only an AETH): the table below. All fields are big endian.
+ * only an AETH): the table below. All fields are big endian. A CNP
+ * (opcode 0x81, annex A17 of the IBA as scapy's contrib/roce.py lays it
+ * out) is a BTH with BECN set and 16 reserved bytes, kept here as its
+ * payload. The IPv4 ECN field is written as asked and read back.
  */
 #include <errno.h>
 #include <string.h>
@@ -40,6 +43,8 @@ static const struct {
 
 static uint8_t op_hdrs(uint8_t opcode)
 {
+	if (opcode == FERRY_OP_CNP)
+		return H_VALID;
 	return opcode <= FERRY_OP_ACK ? ops[opcode].hdrs : 0;
 }
 
@@ -65,6 +70,8 @@ bool ferry__roce_has_aeth(uint8_t opcode)
 
 const char *ferry__roce_op_name(uint8_t opcode)
 {
+	if (opcode == FERRY_OP_CNP)
+		return "CNP";
 	return ferry__roce_op_valid(opcode) ? ops[opcode].name : "UNKNOWN";
 }
 
@@ -137,7 +144,9 @@ static int check_pkt(const struct ferry_roce_pkt *p)
 	if (!ferry__roce_op_valid(p->opcode) || p->dest_qp > FERRY_PSN_MASK ||
 	    p->psn > FERRY_PSN_MASK || p->msn > FERRY_PSN_MASK ||
 	    (p->len && !p->payload) ||
-	    (p->len && ferry__roce_has_aeth(p->opcode)))
+	    (p->len && ferry__roce_has_aeth(p->opcode)) ||
+	    (p->opcode == FERRY_OP_CNP && p->len != FERRY_ROCE_CNP_LEN) ||
+	    p->ecn > 3)
 		return -EINVAL;
 	return 0;
 }
@@ -151,7 +160,7 @@ static size_t put_bth_ext(uint8_t *b, const struct ferry_roce_pkt *p)
 	b[1] = (uint8_t)((p->se ? 0x80 : 0) | (p->mig ? 0x40 : 0) |
 			 ferry__roce_pad(p->len) << 4); /* TVer 0 */
 	put16(b + 2, p->pkey);
-	put32(b + 4, p->dest_qp);   /* FECN, BECN, resv6 = 0 */
+	put32(b + 4, p->dest_qp | (p->becn ? 0x40000000u : 0)); /* FECN 0 */
 	put32(b + 8, p->psn | (p->ackreq ? 0x80000000u : 0));
 	if (ferry__roce_has_reth(p->opcode)) {
 		put32(e, (uint32_t)(p->va >> 32));
@@ -194,7 +203,7 @@ int ferry__roce_build_hdr(uint8_t *hdr, size_t cap,
 	put16(hdr + 12, 0x0800);
 
 	ip[0] = 0x45;               /* version 4, IHL 5 */
-	ip[1] = 0;                  /* DSCP 0, not ECN-capable */
+	ip[1] = p->ecn;             /* DSCP 0, the ECN field as asked */
 	put16(ip + 2, (uint32_t)ip_len);
 	put16(ip + 4, 0);           /* id */
 	put16(ip + 6, 0x4000);      /* DF, offset 0 */
@@ -291,6 +300,7 @@ static int parse_l2_l4(const uint8_t *f, size_t len, uint16_t port,
 	out->src.ip = get32(ip + 12);
 	out->dst.ip = get32(ip + 16);
 	out->udp_sport = (uint16_t)get16(u);
+	out->ecn = ip[1] & 3;
 	*udp = u;
 	*udp_len = tot - ihl;
 	return 0;
@@ -304,13 +314,14 @@ static int parse_ib(const uint8_t *b, size_t n, struct ferry_roce_pkt *out,
 		BAD("UDP payload too short for a BTH and an ICRC");
 	out->opcode = b[0];
 	if (!ferry__roce_op_valid(b[0]))
-		BAD("opcode not supported (not an RC SEND, WRITE or ACK)");
+		BAD("opcode not supported (not an RC SEND, WRITE, ACK or a CNP)");
 	if (b[1] & 0x0f)
 		BAD("BTH transport version is not 0");
 	out->se = b[1] & 0x80;
 	out->mig = b[1] & 0x40;
 	out->pad = (b[1] >> 4) & 3;
 	out->pkey = (uint16_t)get16(b + 2);
+	out->becn = b[4] & 0x40;
 	out->dest_qp = get24(b + 5);
 	out->ackreq = b[8] & 0x80;
 	out->psn = get24(b + 9);
@@ -342,6 +353,9 @@ static int parse_ib(const uint8_t *b, size_t n, struct ferry_roce_pkt *out,
 		BAD("payload and pad not a multiple of 4 bytes");
 	if (ferry__roce_has_aeth(out->opcode) && body)
 		BAD("ACK with a payload");
+	if (out->opcode == FERRY_OP_CNP &&
+	    (body != FERRY_ROCE_CNP_LEN || out->pad))
+		BAD("CNP other than a BTH and its 16 reserved bytes");
 	out->payload = e;
 	out->len = (uint32_t)(body - out->pad);
 	return 0;

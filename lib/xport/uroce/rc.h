@@ -10,7 +10,8 @@
  *
  * Files: rc_qp.c (control path: create, connect, memory regions, state),
  * rc_req.c (requester: posts, segmentation, timers), rc_win.c (how many
- * packets the requester keeps in flight, and its retransmit timeout),
+ * packets the requester keeps in flight, its pacing, its retransmit
+ * timeout), rc_dcqcn.c (ECN marks answered with CNPs, CNPs with DCQCN),
  * rc_resp.c (responder: input, PSN checks, execution, ACK/NAK), rc_comp.c
  * (completer: ACK/NAK processing and poll). Only rc_qp.c allocates.
  *
@@ -90,6 +91,19 @@ enum ferry_rc_state {
 	FERRY_RC_ERROR,     /* final; see ferry__rc_error() */
 };
 
+/* DCQCN's parameters (rc_dcqcn.c says what each is); 0: the default
+ * named there. Rates in packets of the path MTU per second. */
+struct ferry_rc_dcqcn {
+	uint64_t cnp_interval_ns; /* N: a CNP per QP at most this often */
+	uint64_t k_ns;            /* alpha is updated this often */
+	uint64_t t_ns;            /* a timed increase event this often */
+	uint64_t b_pkts;          /* an increase event per this many sent */
+	uint64_t ai_pps, hai_pps; /* additive and hyper increase steps */
+	uint64_t min_pps;         /* never paced below this */
+	uint32_t g_1024;          /* g in 1/1024ths */
+	uint32_t f;               /* events of fast recovery */
+};
+
 struct ferry_rc_attr {
 	struct ferry_rc_pd *pd; /* regions this QP's peer may write */
 	uint32_t qpn;           /* this QP's number: 2 .. 0xffffff */
@@ -111,6 +125,7 @@ struct ferry_rc_attr {
 	uint64_t rtt_hint_ns;   /* the round trip known before any sample
 				   (0: none): the timer starts from it */
 	uint64_t rate_pps;      /* packets per second at most (0: no cap) */
+	struct ferry_rc_dcqcn dcqcn;
 	uint64_t rnr_delay_ns;  /* how long the peer should wait after this
 				   QP's RNR NAK; rounded up to an IB RNR
 				   timer code, at most 655.36 ms (0: dflt) */
@@ -161,6 +176,9 @@ struct ferry_rc_counters {
 				   ignored */
 	uint64_t tx_busy;       /* tx callback refused a packet */
 	uint64_t win_cuts;      /* losses that capped the window */
+	uint64_t loss_no_queue; /* losses with no queue: nothing cut */
+	uint64_t rx_cnp;        /* CNPs received */
+	uint64_t dcqcn_cuts;    /* of them, those that cut the rate */
 	/* responder */
 	uint64_t rx_req;        /* request packets received */
 	uint64_t tx_acks;
@@ -171,6 +189,8 @@ struct ferry_rc_counters {
 	uint64_t rnr;           /* requests refused: no receive posted */
 	uint64_t bad_qpn;       /* addressed to another QP: dropped */
 	uint64_t state_drops;   /* arrived before connect or after error */
+	uint64_t rx_ce;         /* requests that arrived marked ECN CE */
+	uint64_t tx_cnp;        /* CNPs sent for them */
 };
 
 /* Control path (rc_qp.c) -------------------------------------------------*/
@@ -215,6 +235,9 @@ ferry__rc_counters(const struct ferry_rc_qp *qp);
 /* Packets the requester may have in flight now, and the smallest round
  * trip it sampled (ns, 0: none yet) into *rtt_ns when not NULL. */
 uint32_t ferry__rc_window(const struct ferry_rc_qp *qp, uint64_t *rtt_ns);
+/* DCQCN's current rate in packets/s (0: no CNP has slowed this QP, or it
+ * let go), and its alpha in 1/1024ths into *alpha when not NULL. */
+uint64_t ferry__rc_dcqcn_rate(const struct ferry_rc_qp *qp, uint32_t *alpha);
 
 /* Datapath (rc_req.c, rc_resp.c, rc_comp.c): no allocation, no output -----*/
 
@@ -293,6 +316,16 @@ struct ferry__rc_swqe {          /* send queue entry */
 
 #define FERRY__RC_BW_ROUNDS 8 /* periods the path's rate is the max of */
 
+struct ferry__rc_dcqcn_st {     /* the reaction point (rc_dcqcn.c) */
+	bool started;               /* a CNP ever came */
+	bool active;                /* DCQCN paces this QP */
+	bool cnp_seen;              /* a CNP in the current K */
+	uint64_t rc, rt;            /* current and target rate, packets/s */
+	uint32_t alpha;             /* in 1/1024ths */
+	uint32_t t_n, b_n;          /* increase events since the last cut */
+	uint64_t cut_at, alpha_at, t_at, b_sent;
+};
+
 struct ferry__rc_rwqe {          /* receive queue entry */
 	uint8_t *buf;
 	uint64_t wr_id, offset;
@@ -333,14 +366,16 @@ struct ferry_rc_qp {
 	uint32_t probe_psn, bw_i;
 	bool probe_on, loss_round;
 	bool filled;           /* the rate stopped rising: the path is full */
+	bool app_limited;      /* this period the sender ran out of work */
 	uint32_t cyc;          /* periods since, for the pacing cycle */
 	uint64_t pace_pps;     /* pacing rate (0: not paced) */
 	uint64_t pace_at;      /* the next packet leaves at this time */
 	uint32_t full_n;       /* periods without a quarter more than full_bw */
 	uint64_t full_bw;
 	uint64_t probe_at, round_at, dlv, round_dlv;
-	uint64_t srtt, rttvar, rtt_min, rtt_min_at; /* ns */
+	uint64_t srtt, rttvar, rtt_min, rtt_min_at, rtt_last; /* ns */
 	uint64_t bw[FERRY__RC_BW_ROUNDS]; /* delivery rate, packets/s */
+	struct ferry__rc_dcqcn_st dc;
 
 	/* responder: [rq_head, rq_done) completed, [rq_done, rq_tail) posted */
 	struct ferry__rc_rwqe *rq;
@@ -354,6 +389,8 @@ struct ferry_rc_qp {
 	uint32_t ack_unsent;   /* packets since the last ACK/NAK */
 	uint64_t ack_at;       /* when a delayed ACK is due */
 	uint8_t fatal_syn;     /* NAK that put the QP in error (0: none) */
+	bool cnp_sent;         /* a CNP went out, at cnp_at */
+	uint64_t cnp_at;
 	uint32_t fatal_psn;    /* repeated when that PSN comes again */
 };
 
@@ -375,6 +412,17 @@ void ferry__rc_win_acked(struct ferry_rc_qp *qp, uint32_t old_una,
 			 uint32_t next, uint64_t now);
 void ferry__rc_win_loss(struct ferry_rc_qp *qp);
 void ferry__rc_win_timeout(struct ferry_rc_qp *qp);
+/* The window and the pacing rate again (DCQCN's rate changed), and the
+ * path's delivery rate in packets/s (0: none measured). */
+void ferry__rc_win_update(struct ferry_rc_qp *qp);
+uint64_t ferry__rc_win_bw(const struct ferry_rc_qp *qp);
+/* DCQCN (rc_dcqcn.c): the defaults for a path MTU; a request marked CE
+ * arrived; a CNP arrived; timers; a request packet went out. */
+void ferry__rc_dcqcn_defaults(struct ferry_rc_dcqcn *d, uint32_t mtu);
+void ferry__rc_dcqcn_marked(struct ferry_rc_qp *qp, uint64_t now);
+void ferry__rc_dcqcn_cnp(struct ferry_rc_qp *qp, uint64_t now);
+void ferry__rc_dcqcn_progress(struct ferry_rc_qp *qp, uint64_t now);
+void ferry__rc_dcqcn_sent(struct ferry_rc_qp *qp);
 /* Pacing: must the next packet wait (now < its time)? One was sent. */
 bool ferry__rc_pace_wait(struct ferry_rc_qp *qp, uint64_t now);
 void ferry__rc_pace_sent(struct ferry_rc_qp *qp, uint64_t now);

@@ -30,6 +30,12 @@ FAMILY(oow, "ferry_uroce_out_of_order_packets_total",
        "uroce requests dropped for arriving ahead of the expected PSN", NULL);
 FAMILY(dup, "ferry_uroce_duplicate_packets_total",
        "uroce requests that arrived again and were only acknowledged", NULL);
+FAMILY(ce, "ferry_uroce_ecn_marked_packets_total",
+       "uroce requests that arrived marked ECN CE", NULL);
+FAMILY(cnp, "ferry_uroce_cnps_total",
+       "uroce congestion notification packets sent (direction transmit, for marked requests) and received (receive)", "direction");
+FAMILY(cuts, "ferry_uroce_rate_cuts_total",
+       "uroce sending rate cuts by DCQCN (after a CNP) and window caps after a loss with a queue", "cause");
 
 #define RC(field) offsetof(struct ferry_rc_counters, field)
 
@@ -47,6 +53,11 @@ static const struct ferry__m_counter counters[] = {
 	{ &naks, { "transmit", "invalid" }, RC(tx_nak_invalid) },
 	{ &oow, { NULL }, RC(oow_drops) },
 	{ &dup, { NULL }, RC(dup_pkts) },
+	{ &ce, { NULL }, RC(rx_ce) },
+	{ &cnp, { "transmit" }, RC(tx_cnp) },
+	{ &cnp, { "receive" }, RC(rx_cnp) },
+	{ &cuts, { "cnp" }, RC(dcqcn_cuts) },
+	{ &cuts, { "loss" }, RC(win_cuts) },
 };
 
 const struct ferry_metric_set ferry__uroce_metrics = {

@@ -120,6 +120,7 @@ static int fill_attr(struct ferry_rc_attr *a)
 		a->rto_ns = FERRY_RC_DEF_RTO_NS;
 	if (!a->rnr_delay_ns)
 		a->rnr_delay_ns = FERRY_RC_DEF_RNR_DELAY_NS;
+	ferry__rc_dcqcn_defaults(&a->dcqcn, a->mtu);
 	return 0;
 }
 

@@ -113,6 +113,7 @@ static void transmit(struct ferry_rc_qp *qp, uint64_t now)
 		if (fly >= win || ferry__rc_pace_wait(qp, now))
 			break;
 		p.opcode = opcode(w, first, last);
+		p.ecn = FERRY_ECN_ECT0; /* a bottleneck may mark, not drop */
 		p.psn = qp->snd_psn;
 		p.len = last ? w->len - off : mtu;
 		p.payload = p.len ? w->laddr + off : NULL;
@@ -134,6 +135,7 @@ static void transmit(struct ferry_rc_qp *qp, uint64_t now)
 		qp->cnt.tx_bytes += p.len;
 		ferry__rc_win_sent(qp, p.psn, now);
 		ferry__rc_pace_sent(qp, now);
+		ferry__rc_dcqcn_sent(qp);
 		qp->since_ackreq = p.ackreq ? 0 : qp->since_ackreq + 1;
 		if (ferry__psn_diff(p.psn, qp->snd_max) < 0)
 			qp->cnt.retx_pkts++;
@@ -151,6 +153,8 @@ static void transmit(struct ferry_rc_qp *qp, uint64_t now)
 			qp->rto_at = now + ferry__rc_rto(qp);
 		}
 	}
+	if (qp->cur == qp->sq_tail)
+		qp->app_limited = true; /* all posted work is out */
 }
 
 static void timeout(struct ferry_rc_qp *qp, uint64_t now)
@@ -181,6 +185,7 @@ void ferry__rc_progress(struct ferry_rc_qp *qp, uint64_t now_ns)
 			return;
 		qp->rnr_wait = false;
 	}
+	ferry__rc_dcqcn_progress(qp, now_ns);
 	if (qp->timer_on && now_ns >= qp->rto_at) {
 		timeout(qp, now_ns);
 		if (qp->state != FERRY_RC_RTS)

@@ -257,6 +257,8 @@ static void request(struct ferry_rc_qp *qp, const struct ferry_roce_pkt *p,
 	int32_t d = ferry__psn_diff(p->psn, qp->epsn);
 
 	qp->cnt.rx_req++;
+	if (p->ecn == FERRY_ECN_CE)
+		ferry__rc_dcqcn_marked(qp, now);
 	if (d < 0) { /* done before: acknowledge again, never re-execute */
 		qp->cnt.dup_pkts++;
 		ack_note(qp, p->ackreq, now);
@@ -298,6 +300,8 @@ void ferry__rc_input(struct ferry_rc_qp *qp, const struct ferry_roce_pkt *p,
 	}
 	if (p->opcode == FERRY_OP_ACK)
 		ferry__rc_comp_input(qp, p, now_ns);
+	else if (p->opcode == FERRY_OP_CNP)
+		ferry__rc_dcqcn_cnp(qp, now_ns);
 	else
 		request(qp, p, now_ns);
 }

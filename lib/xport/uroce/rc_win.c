@@ -1,4 +1,5 @@
-/* uroce RC engine: how many packets the requester keeps in flight.
+/* uroce RC engine: how many packets the requester keeps in flight, how
+ * fast it sends them, and when it gives up waiting for an ACK.
  *
  * A fixed window (attr.window_init == attr.window_pkts) stays as set. An
  * adaptive one starts at window_init, the burst the peer's port is known
@@ -8,31 +9,43 @@
  *   of the last RTT_MIN_NS is the path's round trip without queues.
  * - Time is cut in periods of two such round trips; a period's delivery
  *   rate is the packets acknowledged in it over its length. The path's
- *   rate is the largest of the last FERRY__RC_BW_ROUNDS periods.
+ *   rate is the largest of the last FERRY__RC_BW_ROUNDS periods. A period
+ *   in which the sender ran out of posted work (a credit stream, an idle
+ *   pipeline) counts only if it beat that rate: otherwise a QP that sends
+ *   little would pace itself to that little.
  * - The limit is twice rate x round trip (two bandwidth-delay products:
  *   one on the wire, one for the ACKs' coalescing and the periods'
- *   jitter), within [window_init, window_pkts]. Until the path is full
- *   (three periods in a row without a quarter more rate, as BBR's
- *   start-up judges it) the factor is three, so the limit grows about
- *   twofold each period; once the bottleneck's rate is reached it stops
- *   growing by itself.
- * - A loss (a sequence NAK, at most once per flight) caps the limit at
- *   7/10 of what was in flight; each period without one lifts the cap by
- *   1, 2, 4, ... packets, so a random loss costs a few periods and a queue
- *   that overflows keeps the flight below its size.
- * - A retransmit timeout forgets the rate: the limit is window_init again.
+ *   jitter; so a queue the QP builds stays under one), within
+ *   [window_init, window_pkts].
  * - Packets leave paced, so that a window released at once (a go-back-N,
- *   a grown limit) does not arrive at the bottleneck as one burst: at
- *   three times the rate while filling the path, then in a cycle of
- *   periods at 5/4 (probing for more), 3/4 (draining that) and six at
- *   the rate. A fixed window is not paced by its rate; attr.rate_pps, a
- *   cap, paces every QP that has one.
- * The retransmit timeout itself follows the samples (RFC 6298's smoothed
- * round trip plus four deviations, or a quarter of it if more; before the
- * first, attr.rtt_hint_ns
- * stands for one), never below attr.rto_ns. Without a hint, a path
- * slower than rto_ns times out on every flight (a resent packet gives no
- * sample): attr.rto_ns must then be above the round trip, as on a NIC. */
+ *   a grown limit) does not reach the bottleneck as one burst. Until the
+ *   path is full (three periods in a row without a quarter more rate, as
+ *   BBR's start-up judges it) the pace is three times the rate, and the
+ *   limit doubles about each period; then a cycle of periods at 5/4
+ *   (probing for more, for as long as the rate keeps rising by an eighth
+ *   a period), 3/4 (draining that) and six at the rate. A fixed
+ *   window is not paced by its rate. Once a CNP came, DCQCN's rate
+ *   (rc_dcqcn.c) paces instead; attr.rate_pps, a cap, paces every QP
+ *   that has one.
+ * - A loss (a sequence NAK, at most once per flight) with a queue on the
+ *   path (the last round trip a quarter above the smallest, or, while
+ *   filling it, a period whose rate rose less than a quarter though the
+ *   window could still grow) ends the filling and caps the limit at 7/10
+ *   of what was in flight; each period without one lifts the cap by 1,
+ *   2, 4, ... packets, so a queue that overflows keeps the flight below
+ *   its size. A loss with no queue (a bit error, a random drop on a long
+ *   path) is repaired by go-back-N and cuts nothing: on a path of 50 ms
+ *   and 0.01% loss a cut per loss keeps the window far below the path.
+ * - A retransmit timeout forgets the rate: the limit is window_init again.
+ * The retransmit timeout follows the samples: three smoothed round trips
+ * plus four deviations (RFC 6298's one round trip is too short here:
+ * filling a path may put two round trips of queue on it within one, and a
+ * timeout resends the whole flight; a real loss is repaired by a NAK, not
+ * by the timer, unless it is the last packet). Before the first sample,
+ * attr.rtt_hint_ns stands for one; never below attr.rto_ns. Without a
+ * hint, a path slower than rto_ns times out on every flight (a resent
+ * packet gives no sample): attr.rto_ns must then be above the round trip,
+ * as on a NIC. */
 #include "xport/uroce/rc.h"
 
 #define RTT_MIN_NS 10000000000ull /* 10 s */
@@ -52,30 +65,39 @@ static const uint8_t cycle[8] = { 5, 3, 4, 4, 4, 4, 4, 4 };
 
 static void pace(struct ferry_rc_qp *qp, uint64_t bw)
 {
-	uint64_t pps = 0;
+	uint64_t pps = 0, dc = ferry__rc_dcqcn_rate(qp, NULL);
 
-	if (bw && !fixed(qp))
+	if (dc) /* DCQCN governs a QP that marks slowed */
+		pps = dc;
+	else if (bw && !fixed(qp))
 		pps = qp->filled ? bw * cycle[qp->cyc % 8] / 4 : bw * 3;
 	if (qp->attr.rate_pps && (!pps || pps > qp->attr.rate_pps))
 		pps = qp->attr.rate_pps;
 	qp->pace_pps = pps;
 }
 
-static void update(struct ferry_rc_qp *qp)
+static uint64_t max_bw(const struct ferry_rc_qp *qp)
 {
-	const uint32_t lo = qp->attr.window_init, hi = qp->attr.window_pkts;
-	uint64_t bw = 0, w;
+	uint64_t bw = 0;
 
 	for (unsigned i = 0; i < FERRY__RC_BW_ROUNDS; i++)
 		if (qp->bw[i] > bw)
 			bw = qp->bw[i];
+	return bw;
+}
+
+static void update(struct ferry_rc_qp *qp)
+{
+	const uint32_t lo = qp->attr.window_init, hi = qp->attr.window_pkts;
+	uint64_t bw = max_bw(qp), w;
+
 	pace(qp, bw);
 	if (fixed(qp)) {
 		qp->win = hi;
 		return;
 	}
 	/* packets/s x ns: at most 2^32 x 2^40, within 64 bits once scaled */
-	w = bw * (qp->rtt_min / 1000) / 1000000 * (qp->filled ? 2 : 3);
+	w = bw * (qp->rtt_min / 1000) / 1000000 * 2;
 	if (w < lo)
 		w = lo;
 	if (w > qp->win_cap)
@@ -112,6 +134,7 @@ void ferry__rc_win_sent(struct ferry_rc_qp *qp, uint32_t psn, uint64_t now)
 
 static void rtt_sample(struct ferry_rc_qp *qp, uint64_t s, uint64_t now)
 {
+	qp->rtt_last = s;
 	if (!qp->rtt_min) { /* the first sample replaces the hint */
 		qp->srtt = s;
 		qp->rttvar = s / 2;
@@ -132,6 +155,7 @@ void ferry__rc_win_acked(struct ferry_rc_qp *qp, uint32_t old_una,
 			 uint32_t next, uint64_t now)
 {
 	uint64_t r;
+	bool rising;
 
 	qp->dlv += (uint32_t)ferry__psn_diff(next, old_una);
 	if (qp->probe_on && ferry__psn_diff(next, qp->probe_psn) > 0) {
@@ -149,7 +173,14 @@ void ferry__rc_win_acked(struct ferry_rc_qp *qp, uint32_t old_una,
 	 * so that a window sent at once and acknowledged in pieces counts
 	 * whole) */
 	r = (qp->dlv - qp->round_dlv) * 1000000000ull / (now - qp->round_at);
-	qp->bw[qp->bw_i++ % FERRY__RC_BW_ROUNDS] = r;
+	/* probing for more and finding it (an eighth more than known): go
+	 * on probing rather than wait a whole cycle for the next probe */
+	rising = cycle[qp->cyc % 8] > 4 && r > max_bw(qp) + max_bw(qp) / 8;
+	/* a period in which the sender ran out of work says nothing about
+	 * the path unless it was faster than what the path is known for */
+	if (!qp->app_limited || r > max_bw(qp))
+		qp->bw[qp->bw_i++ % FERRY__RC_BW_ROUNDS] = r;
+	qp->app_limited = false;
 	if (r >= qp->full_bw + qp->full_bw / 4) {
 		qp->full_bw = r;
 		qp->full_n = 0;
@@ -165,7 +196,7 @@ void ferry__rc_win_acked(struct ferry_rc_qp *qp, uint32_t old_una,
 	qp->loss_round = false;
 	qp->round_at = now;
 	qp->round_dlv = qp->dlv;
-	if (qp->filled)
+	if (qp->filled && !rising)
 		qp->cyc++;
 	update(qp);
 }
@@ -177,7 +208,13 @@ void ferry__rc_win_loss(struct ferry_rc_qp *qp)
 	qp->probe_on = false;
 	if (fixed(qp) || ferry__psn_diff(qp->una, qp->recover) < 0)
 		return; /* the same flight lost more: one cut per flight */
+	if (qp->rtt_last < qp->rtt_min + qp->rtt_min / 4 &&
+	    (qp->filled || !qp->full_n || qp->win >= qp->attr.window_pkts)) {
+		qp->cnt.loss_no_queue++;
+		return; /* no queue on the path: not congestion */
+	}
 	qp->recover = qp->snd_max;
+	qp->filled = true;
 	qp->win_cap = (uint32_t)((uint64_t)fly * LOSS_NUM / LOSS_DEN);
 	if (qp->win_cap < WIN_FLOOR)
 		qp->win_cap = WIN_FLOOR;
@@ -196,6 +233,16 @@ void ferry__rc_win_timeout(struct ferry_rc_qp *qp)
 	for (unsigned i = 0; i < FERRY__RC_BW_ROUNDS; i++)
 		qp->bw[i] = 0;
 	update(qp);
+}
+
+void ferry__rc_win_update(struct ferry_rc_qp *qp)
+{
+	update(qp);
+}
+
+uint64_t ferry__rc_win_bw(const struct ferry_rc_qp *qp)
+{
+	return max_bw(qp);
 }
 
 bool ferry__rc_pace_wait(struct ferry_rc_qp *qp, uint64_t now)
@@ -218,9 +265,7 @@ void ferry__rc_pace_sent(struct ferry_rc_qp *qp, uint64_t now)
 
 uint64_t ferry__rc_rto(const struct ferry_rc_qp *qp)
 {
-	uint64_t v = 4 * qp->rttvar > qp->srtt / 4 ? 4 * qp->rttvar :
-						     qp->srtt / 4;
-	uint64_t r = qp->srtt + v;
+	uint64_t r = 3 * qp->srtt + 4 * qp->rttvar;
 
 	return r > qp->attr.rto_ns ? r : qp->attr.rto_ns;
 }

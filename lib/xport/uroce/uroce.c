@@ -358,8 +358,9 @@ const struct ferry_xport_ops ferry__xport_uroce = {
 	.close = uroce_close,
 	.poll_modes = FERRY_POLL_BIT(FERRY_POLL_BUSY),
 	.poll_default = FERRY_POLL_BUSY,
-	.poll_why = "its port thread polls the DPDK port; the workers spin, "
-		    "then back off to short sleeps when idle",
+	.poll_why = "a waiting worker drives the DPDK port itself: one per "
+		    "process spins while there is traffic, the others and "
+		    "an idle port back off to short sleeps",
 	.duplex = uroce_duplex,
 	.shared_cpu = uroce_shared_cpu,
 };

@@ -19,6 +19,8 @@
 				credits, of which many are in flight */
 #define SPIN_IDLE_NS 2000000ull /* the spinner gives up after this long
 				   without work on the port */
+#define SPIN_YIELD_EVERY 64u    /* and offers the CPU every so many empty
+				   rounds, in case another spinner shares it */
 
 void ferry__uroce_backoff(unsigned *spins)
 {
@@ -67,6 +69,8 @@ static void wait_step(struct ferry_xport *x, struct uwait *w)
 		if (work > 0 || now - w->last_ns < SPIN_IDLE_NS) {
 			if (work > 0)
 				w->last_ns = now;
+			else if (++w->spins % SPIN_YIELD_EVERY == 0)
+				sched_yield(); /* a peer on this CPU may be due */
 			return;
 		}
 		atomic_store_explicit(&pt->spin_held, false,

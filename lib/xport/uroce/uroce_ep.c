@@ -206,6 +206,11 @@ static void sum_counters(const struct ferry_xport *x,
 		t->dup_pkts += c->dup_pkts;
 		t->tx_busy += c->tx_busy;
 		t->win_cuts += c->win_cuts;
+		t->loss_no_queue += c->loss_no_queue;
+		t->rx_ce += c->rx_ce;
+		t->tx_cnp += c->tx_cnp;
+		t->rx_cnp += c->rx_cnp;
+		t->dcqcn_cuts += c->dcqcn_cuts;
 		t->access_errors += c->access_errors;
 		t->state_drops += c->state_drops;
 	}
@@ -221,8 +226,14 @@ static void log_counters(const struct ferry_xport *x,
 
 	ferry__log(FERRY_LOG_INFO,
 		   "uroce: session done: window %u packets per QP at the end "
-		   "(round trip %.3f ms, %llu cuts after losses)",
-		   win, (double)rtt / 1e6, (unsigned long long)t->win_cuts);
+		   "(round trip %.3f ms, %llu cuts after losses, %llu losses "
+		   "with no queue); ECN: %llu requests arrived marked, %llu "
+		   "CNPs sent, %llu CNPs received, %llu DCQCN rate cuts",
+		   win, (double)rtt / 1e6, (unsigned long long)t->win_cuts,
+		   (unsigned long long)t->loss_no_queue,
+		   (unsigned long long)t->rx_ce, (unsigned long long)t->tx_cnp,
+		   (unsigned long long)t->rx_cnp,
+		   (unsigned long long)t->dcqcn_cuts);
 	ferry__log(FERRY_LOG_INFO,
 		   "uroce: session done: sent %llu requests (%llu again, %llu "
 		   "timeouts, %llu sequence and %llu RNR NAKs back), got %llu "
