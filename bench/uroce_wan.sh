@@ -17,15 +17,20 @@
 #         its queue above ECN_BYTES (default 1 MB, 8 ms at 1 Gb/s): uroce's
 #         share of the cap, the bottleneck's drops and marks, its queue
 #         peak, and the CNPs the receiver sent, from its log and from a
-#         capture (dumpcap on B's veth, decoded by ferry rocedump).
+#         capture (dumpcap on B's veth, decoded by ferry rocedump);
+#  share: the marking cap, two uroce sessions at once: each one's rate
+#         from 5 s on (its own report) against a fair share (half the cap);
+#  mix:   the same with one uroce and one tcp session (tcp's packets are
+#         not ECN-capable: the queue drops them instead).
 #
 # Each transfer is `ferry bench -t DURATION -i 1` from A to one `ferry recv`
 # per transport in B. The rows alternate transports, REPS times (default
-# 1), and the table shows each one.
+# 1), and the table shows each one. Default CASES="loss cap ecn";
+# "loss cap ecn share mix" runs them all.
 #
 # Environment: DURATION (s, default 10), REPS (default 1), QUEUE_BYTES,
 # ECN_BYTES, FRAMES (uroce's af_packet ring frames, default 4096),
-# CASES (default "loss cap ecn"), KEEP (set: the reports and logs are
+# CASES, KEEP (set: the reports and logs are
 # copied to /tmp/uroce_wan.last), FERRY / BUILD, WAN_MEM_MB (ferry-wanem's
 # DPDK memory, default 1024). Needs root, a ferry built with DPDK and
 # ferry-wanem. Prints a markdown table; exit 0 when every transfer ran.
@@ -70,8 +75,9 @@ receivers() {
 	local tr port
 	for tr in tcp uroce; do
 		port=$([ $tr = tcp ] && echo 7491 || echo 7492)
+		# qdisc_bypass=0: B's frames pass the point a capture sees
 		ip netns exec "$WAN_NSB" env \
-			FERRY_DPDK="--vdev=net_af_packet0,iface=$WAN_DEVB,$AFP $DPDK_B" \
+			FERRY_DPDK="--vdev=net_af_packet0,iface=$WAN_DEVB,$AFP,qdisc_bypass=0 $DPDK_B" \
 			timeout 900 "$FERRY" recv --key "$T/key" --transport "$tr" \
 			-B "$WAN_IPB" -p "$port" -i 0 -v \
 			>"$T/recv.$1.$tr.out" 2>"$T/recv.$1.$tr.err" &
@@ -85,28 +91,42 @@ stop_receivers() {
 	for p in "${RPIDS[@]}"; do wait "$p" 2>/dev/null; done
 	RPIDS=()
 }
-# run CASE TRANSPORT REP: one bench from A, JSON in $T/CASE.TRANSPORT.REP.json
-run() {
+# bench CASE NAME TRANSPORT REP: one bench from A, JSON in
+# $T/CASE.NAME.REP.json (NAME: the transport, or tcp/uroce with a digit
+# when two run at once)
+bench() {
 	local port
-	port=$([ "$2" = tcp ] && echo 7491 || echo 7492)
-	date +%s.%N >"$T/$1.$2.$3.t"
+	port=$([ "$3" = tcp ] && echo 7491 || echo 7492)
 	ip netns exec "$WAN_NSA" env \
-		FERRY_DPDK="--vdev=net_af_packet0,iface=$WAN_DEVA,$AFP $DPDK_A" \
+		FERRY_DPDK="--vdev=net_af_packet0,iface=$WAN_DEVA,$AFP ${DPDK_A}$2" \
 		timeout $((DURATION + 120)) "$FERRY" bench --key "$T/key" \
-		--transport "$2" -t "$DURATION" -i 1 --json -v "$WAN_IPB:$port" \
-		>"$T/$1.$2.$3.json" 2>"$T/$1.$2.$3.err" ||
-		die "$1: ferry bench over $2 failed: $(tail -3 "$T/$1.$2.$3.err")"
-	# the queue drains for a while after the sender's last second
+		--transport "$3" -t "$DURATION" -i 1 --json "$WAN_IPB:$port" \
+		>"$T/$1.$2.$4.json" 2>"$T/$1.$2.$4.err" ||
+		die "$1: ferry bench over $3 failed: $(tail -3 "$T/$1.$2.$4.err")"
+	rm -rf "/var/run/dpdk/uwA$$$2"
+}
+# run CASE REP NAME:TRANSPORT...: the benches at once; wall times in
+# $T/CASE.NAME.REP.t for each
+run() {
+	local c=$1 r=$2 p pids=() t0
+	shift 2
+	t0=$(date +%s.%N)
+	for p in "$@"; do
+		bench "$c" "${p%%:*}" "${p#*:}" "$r" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p" || exit 1; done
+	# the queue drains for a while after the senders' last second
 	sleep 2
-	echo " $(date +%s.%N)" >>"$T/$1.$2.$3.t"
+	for p in "$@"; do echo "$t0 $(date +%s.%N)" >"$T/$c.${p%%:*}.$r.t"; done
 }
 
 for c in $CASES; do
 	case $c in
 	loss) opts=(--delay 25 --loss 0.01 --seed 7) ;;
 	cap) opts=(--delay 60 --rate 1gbit --queue "$QUEUE_BYTES" --mbufs 50000) ;;
-	ecn) opts=(--delay 60 --rate 1gbit --queue "$QUEUE_BYTES" --ecn "$ECN_BYTES" --mbufs 50000) ;;
-	*) die "unknown case $c (loss, cap, ecn)" ;;
+	ecn | share | mix) opts=(--delay 60 --rate 1gbit --queue "$QUEUE_BYTES" --ecn "$ECN_BYTES" --mbufs 50000) ;;
+	*) die "unknown case $c (loss, cap, ecn, share, mix)" ;;
 	esac
 	note "$c: ferry-wanem ${opts[*]}"
 	if [ "$c" = "${CASES%% *}" ]; then
@@ -115,10 +135,8 @@ for c in $CASES; do
 		wan_restart "${opts[@]}" --stats-interval 1 || die "ferry-wanem did not restart: $(cat "$WAN_LOG" 2>/dev/null)"
 	fi
 	receivers "$c"
-	trs="tcp uroce"
 	CAP_PID=
 	if [ "$c" = ecn ]; then
-		trs=uroce
 		# what B sends back (ACKs, CNPs), headers only: the CNPs as a
 		# capture shows them
 		ip netns exec "$WAN_NSB" timeout $((REPS * (DURATION + 60) + 30)) \
@@ -128,9 +146,12 @@ for c in $CASES; do
 		sleep 1
 	fi
 	for r in $(seq "$REPS"); do
-		for tr in $trs; do
-			run "$c" "$tr" "$r"
-		done
+		case $c in
+		ecn) run "$c" "$r" uroce:uroce ;;
+		share) run "$c" "$r" uroce1:uroce uroce2:uroce ;;
+		mix) run "$c" "$r" uroce:uroce tcp:tcp ;;
+		*) run "$c" "$r" tcp:tcp; run "$c" "$r" uroce:uroce ;;
+		esac
 	done
 	stop_receivers
 	if [ -n "$CAP_PID" ]; then
@@ -187,27 +208,42 @@ def captured_cnps():
         return "no capture"
     return sum(int(x) for x in re.findall(r"(\d+) cnps", text))
 
-print("\n| case | transport | rep | goodput Gb/s (whole run) | share of the cap, 5 s to the end | bottleneck drops | ECN marks |")
+def late(c, name, r):
+    """the session's own mean rate from 5 s to its last full second"""
+    iv = [i["sum"] for i in json.load(open(f"{T}/{c}.{name}.{r}.json"))["intervals"]]
+    iv = [i for i in iv if i["start"] >= 5 - 1e-6 and i["end"] <= dur + 1e-6]
+    s = sum(i["seconds"] for i in iv)
+    return sum(i["bytes"] * 8 for i in iv) / s if s else 0
+
+NAMES = {"ecn": ["uroce"], "share": ["uroce1", "uroce2"], "mix": ["uroce", "tcp"]}
+print("\n| case | session | rep | goodput Gb/s (whole run) | share of the cap, 5 s to the end | bottleneck drops | ECN marks |")
 print("|---|---|---|---|---|---|---|")
-ratios = []
+ratios, fair = [], []
 for c in cases:
     for r in range(1, reps + 1):
         g = {}
-        for tr in (["uroce"] if c == "ecn" else ["tcp", "uroce"]):
+        for tr in NAMES.get(c, ["tcp", "uroce"]):
             gb, share, drops, marked = run(c, tr, r)
             g[tr] = gb
             sh = f"{share:.2f}" if c != "loss" else "-"
             print(f"| {c} | {tr} | {r} | {gb:.3f} | {sh} | {drops} | {marked} |")
-        if "tcp" in g and g["tcp"] > 0:
+        if c in ("share", "mix"):
+            a, b = NAMES[c]
+            la, lb = late(c, a, r), late(c, b, r)
+            fs = CAP / 2
+            fair.append(f"{c} rep {r}: from 5 s, {a} {la / 1e9:.3f} Gb/s ({la / fs:.2f} of a fair share), "
+                        f"{b} {lb / 1e9:.3f} Gb/s ({lb / fs:.2f})")
+        elif "tcp" in g and g["tcp"] > 0:
             ratios.append(f"{c} rep {r}: uroce / tcp = {g['uroce'] / g['tcp']:.2f}")
 for c in cases:
     end = [l for l in wanem(c) if l.get("type") == "end"][-1]["ab"]
     extra = (f", CNPs the uroce receiver sent: {cnps(c)} (its log), "
-             f"{captured_cnps()} (ferry rocedump of a capture on B's veth)") if c == "ecn" else ""
+             f"{captured_cnps()} (ferry rocedump of a capture on B's veth)") if c == "ecn" else \
+            f", CNPs the uroce receiver sent: {cnps(c)}" if c in ("share", "mix") else ""
     print(f"\n{c}: ferry-wanem A->B over the case: {end['tx']} frames out, dropped "
           f"{end['dropped']}, ECN marked {end['marked']}, queue peak "
           f"{end['queue_peak_bytes'] / 1e6:.2f} MB{extra}")
 print()
-for x in ratios:
+for x in ratios + fair:
     print(x)
 PY
