@@ -149,7 +149,8 @@ static void check_roce(const char *dir)
 	}
 }
 
-/* dump_* roce seeds: one frame each that only rocedump decodes */
+/* dump_* roce seeds: one frame each that rocedump decodes, and all but
+ * the CNP only rocedump */
 static const struct {
 	const char *name, *transport, *op;
 	int ret;          /* of the transport's parser */
@@ -160,7 +161,7 @@ static const struct {
 	  -FERRY_EPROTO, 256 },
 	{ "dump_cmp_swap", "RC", "COMPARE_SWAP", -FERRY_EPROTO, 0 },
 	{ "dump_atomic_ack", "RC", "ATOMIC_ACKNOWLEDGE", -FERRY_EPROTO, 0 },
-	{ "dump_cnp", "CNP", "CNP", -FERRY_EPROTO, 0 },
+	{ "dump_cnp", "CNP", "CNP", 0, 0 },
 	{ "dump_cm_req", "UD", "SEND_ONLY", -FERRY_EPROTO, 256 },
 	{ "dump_ud_send_imm", "UD", "SEND_ONLY_IMM", -FERRY_EPROTO, 5 },
 	{ "dump_xrc_write", "XRC", "RDMA_WRITE_ONLY", -FERRY_EPROTO, 8 },
@@ -253,7 +254,7 @@ static const struct {
 	{ "pcapng_bad_caplen", -FERRY_EPROTO, 0, 0 },
 	{ "pcapng_bad_tsresol", -FERRY_EPROTO, 0, 0 },
 	{ "not_a_capture", -FERRY_EPROTO, 0, 0 },
-	{ "pcap_rocedump", 0, 18, 2 },
+	{ "pcap_rocedump", 0, 18, 3 }, /* and the CNP */
 };
 
 static void check_pcap(const char *dir)

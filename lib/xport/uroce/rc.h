@@ -438,6 +438,13 @@ static inline struct ferry__rc_swqe *ferry__rc_sq(struct ferry_rc_qp *qp,
 	return &qp->sq[i & qp->sq_mask];
 }
 
+/* DCQCN's rate in packets/s, 0 while no CNP governs the QP (rc_dcqcn.c
+ * sets it; the window's pacing reads it). */
+static inline uint64_t ferry__rc_dc_pps(const struct ferry_rc_qp *qp)
+{
+	return qp->dc.active ? qp->dc.rc : 0;
+}
+
 /* Point the transmit cursor at una (go-back-N, or skip what got acked).
  * The requester's timer and the completer's NAKs both rewind. */
 static inline void ferry__rc_rewind(struct ferry_rc_qp *qp)

@@ -225,5 +225,5 @@ uint64_t ferry__rc_dcqcn_rate(const struct ferry_rc_qp *qp, uint32_t *alpha)
 {
 	if (alpha)
 		*alpha = qp->dc.alpha;
-	return qp->dc.active ? qp->dc.rc : 0;
+	return ferry__rc_dc_pps(qp);
 }

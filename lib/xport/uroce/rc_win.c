@@ -69,7 +69,7 @@ static const uint8_t cycle[8] = { 5, 3, 4, 4, 4, 4, 4, 4 };
 
 static void pace(struct ferry_rc_qp *qp, uint64_t bw)
 {
-	uint64_t pps = 0, dc = ferry__rc_dcqcn_rate(qp, NULL);
+	uint64_t pps = 0, dc = ferry__rc_dc_pps(qp);
 
 	if (dc) /* DCQCN governs a QP that marks slowed */
 		pps = dc;
