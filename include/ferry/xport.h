@@ -104,9 +104,10 @@ struct ferry_uroce_conf {
 	unsigned mtu;          /* cap on the path MTU, 256 .. 4096
 				  (FERRY_UROCE_MTU); 0: what the port
 				  carries */
-	unsigned window;       /* packets in flight per queue pair, 16 ..
-				  1024 (FERRY_UROCE_WINDOW); 0: from the
-				  peer's receive ring */
+	unsigned window;       /* packets in flight per queue pair, fixed,
+				  16 .. 1024 (FERRY_UROCE_WINDOW); 0: start
+				  from the peer's receive ring and follow
+				  the path */
 	bool tx_copy;          /* copy every frame into an mbuf instead of
 				  zero-copy transmit (FERRY_UROCE_TX=copy) */
 };

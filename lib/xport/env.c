@@ -7,7 +7,7 @@
  *   FERRY_DPDK          uroce: DPDK EAL arguments (docs/uroce.md)
  *   FERRY_UROCE_IP      uroce: this end's IPv4 in the frames
  *   FERRY_UROCE_MTU     uroce: cap on the path MTU
- *   FERRY_UROCE_WINDOW  uroce: packets in flight per queue pair
+ *   FERRY_UROCE_WINDOW  uroce: packets in flight per queue pair, fixed
  *   FERRY_UROCE_TX=copy uroce: no zero-copy transmit
  *   FERRY_VERBS_DEVICE  verbs: the RDMA device or netdev (docs/verbs.md)
  *   FERRY_VERBS_RTT_MS  verbs: the round trip the ACK timeout plans for
