@@ -317,8 +317,7 @@ struct ferry__rc_swqe {          /* send queue entry */
 #define FERRY__RC_BW_ROUNDS 8 /* periods the path's rate is the max of */
 
 struct ferry__rc_dcqcn_st {     /* the reaction point (rc_dcqcn.c) */
-	bool started;               /* a CNP ever came */
-	bool active;                /* DCQCN paces this QP */
+	bool active;                /* a CNP came: DCQCN paces this QP */
 	bool cnp_seen;              /* a CNP in the current K */
 	uint64_t rc, rt;            /* current and target rate, packets/s */
 	uint32_t alpha;             /* in 1/1024ths */

@@ -22,11 +22,12 @@
  *   / 2. Past F on one count, additive increase: target += R_AI (40
  *   Mb/s) first. Past F on both, hyper increase: target += R_HAI (ferry's
  *   choice: 10 x R_AI) first.
- * - from the first CNP on, this rate alone paces the QP, as on a NIC, and
- *   sizes its window (rc_win.c) where higher: the window's own pace, from
- *   the delivery rate, probes for a quarter more only every eighth
- *   period, and after a deep cut would take many seconds to climb back
- *   on a long path; DCQCN's increase events climb in a few round trips.
+ * - from the first CNP on, this rate alone paces the QP, as on a NIC (the
+ *   window's own pace, from the delivery rate, probes for a quarter more
+ *   only every eighth period, and after a deep cut would take many
+ *   seconds to climb back on a long path; DCQCN's increase events climb
+ *   in a few round trips). The window (rc_win.c) still bounds the flight
+ *   to two bandwidth-delay products of what the path delivered.
  * On a long path one round trip passes between a cut and its effect at
  * the queue, and every packet of that round trip may come back marked:
  * the requester cuts at most once per smoothed round trip (never more
@@ -40,8 +41,6 @@
  * alpha keeps its K: it measures how much of the time marks come.
  * Rates are in packets of the path MTU per second (pace_pps, rc_win.c);
  * the floor is attr.dcqcn.min_pps (1 Mb/s). */
-#include <string.h>
-
 #include "xport/uroce/rc.h"
 
 #define ALPHA_ONE 1024u /* alpha in 1/1024ths */
@@ -139,24 +138,25 @@ void ferry__rc_dcqcn_cnp(struct ferry_rc_qp *qp, uint64_t now)
 	const struct ferry_rc_dcqcn *d = &qp->attr.dcqcn;
 
 	qp->cnt.rx_cnp++;
-	if (!s->started) { /* the QP's first: alpha starts at 1 */
-		s->started = true;
+	if (!s->active) { /* the QP's first CNP */
+		s->active = true;
 		s->alpha = ALPHA_ONE;
 		s->alpha_at = now;
-	}
-	alpha_due(qp, now); /* also for the time DCQCN had let go */
-	s->cnp_seen = true;
-	if (s->active && now < s->cut_at + after(qp, d->k_ns))
-		return; /* the marks of the flight before the last cut */
-	if (!s->active) {
-		s->active = true;
-		/* from what the path delivered, else the window's pace */
+		/* from what the path delivered, else the window's pace, else
+		 * its window per round trip, else 1 Gb/s */
 		s->rc = ferry__rc_win_bw(qp) ? ferry__rc_win_bw(qp) :
 			qp->pace_pps ? qp->pace_pps :
 			qp->rtt_min ? (uint64_t)qp->win * 1000000000ull /
 					      qp->rtt_min :
 				      d->min_pps * 1000;
+	} else {
+		alpha_due(qp, now);
+		if (now < s->cut_at + after(qp, d->k_ns)) {
+			s->cnp_seen = true;
+			return; /* the marks of the flight before the cut */
+		}
 	}
+	s->cnp_seen = true;
 	s->rt = s->rc;
 	s->rc = s->rc - s->rc * s->alpha / (2 * ALPHA_ONE);
 	if (s->rc < d->min_pps)
@@ -197,7 +197,7 @@ void ferry__rc_dcqcn_progress(struct ferry_rc_qp *qp, uint64_t now)
 	alpha_due(qp, now);
 	if (now > s->t_at + 64 * t)
 		s->t_at = now - 64 * t; /* idle: the rate is long back */
-	while (s->active && now >= s->t_at + t) {
+	while (now >= s->t_at + t) {
 		s->t_at += t;
 		s->t_n++;
 		increase(qp);
@@ -208,7 +208,6 @@ void ferry__rc_dcqcn_progress(struct ferry_rc_qp *qp, uint64_t now)
 void ferry__rc_dcqcn_sent(struct ferry_rc_qp *qp)
 {
 	struct ferry__rc_dcqcn_st *s = &qp->dc;
-
 	uint64_t b = qp->attr.dcqcn.b_pkts;
 
 	/* at least a round trip's packets at the current rate, as T */
