@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/util.h"
 #include "xport/uroce/uroce.h"
@@ -138,6 +139,13 @@ static int uroce_open(const struct ferry_xport_attr *attr,
 	err = ferry__uport_get(&attr->conf->uroce, &pt, why, whylen);
 	if (err)
 		return err;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus > 0 && attr->n_ep > (unsigned long)cpus)
+		ferry__log(FERRY_LOG_INFO,
+			   "uroce: %u streams on %ld CPUs: one thread of this "
+			   "process at a time drives the port and spins; the "
+			   "other streams' threads wait without spinning",
+			   attr->n_ep, cpus);
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
