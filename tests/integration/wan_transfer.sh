@@ -17,7 +17,9 @@
 # ethtool, and memory for three DPDK processes (hugepages, else --no-huge:
 # 1 GiB for ferry-wanem, 512 MiB for each ferry). Exit 77 with the reason
 # when any of that is missing; the uroce half alone is skipped (with the
-# reason) when this build has no uroce. About 60 s.
+# reason) when this build has no uroce. Then uroce alone through a
+# bottleneck that marks ECN: the marks reach the receiver, it answers with
+# CNPs, and every byte still arrives. About 70 s.
 . "$(dirname "$0")/lib.sh"
 
 need_root
@@ -163,4 +165,33 @@ print(f"ok: ferry-wanem lost {lost[0]} of {end['ab']['rx']} frames A->B and "
 assert lost[0] > 0, "no frame was lost A->B: the loss was not exercised"
 PY
 [ "$UROCE" -eq 1 ] || skip "tcp passed; uroce not in this build"
+
+# ECN: a 100 Mb/s bottleneck marking CE above 100 KB (a sender on a busy
+# host still outruns it). uroce's requests
+# are ECN-capable, the receiver answers marks with CNPs, the sender's
+# DCQCN slows down, and every byte still arrives checked.
+note "ECN: ferry-wanem --delay 5 --rate 100mbit --ecn 100000, uroce bench -n 32M"
+wan_restart --delay 5 --rate 100mbit --queue 4000000 --ecn 100000 ||
+	fail "ferry-wanem did not restart with ECN: $(cat "$WAN_LOG" 2>/dev/null)"
+start_recv uroce 7483
+sender bench --key "$T/key" --transport uroce -n 32M -P 2 --json \
+	"$WAN_IPB:7483" >"$T/bench.ecn.json" 2>"$T/bench.ecn.err" ||
+	{ tail -20 "$T/bench.ecn.err"; tail -20 "$T/recv.uroce.err"; fail "uroce: bench -n 32M through the marking bottleneck"; }
+check_bench "$T/bench.ecn.json" uroce $((32 << 20))
+stop_recv
+wan_stop || fail "ferry-wanem did not exit 0 on SIGINT"
+python3 - "$WAN_JSON" "$T/recv.uroce.err" <<'PY' || fail "ECN: no marks, or no CNPs for them"
+import json, re, sys
+end = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]
+marked = end["ab"]["marked"]
+m = re.findall(r"ECN: (\d+) requests arrived marked, (\d+) CNPs sent",
+               open(sys.argv[2]).read())
+assert m, "the receiver's log has no ECN line"
+ce, cnps = (int(x) for x in m[-1])
+print(f"ok: ferry-wanem marked {marked} frames A->B; the receiver saw {ce} "
+      f"marked requests and sent {cnps} CNPs")
+assert marked > 0, "the bottleneck marked nothing: uroce's frames are not ECN-capable?"
+assert 0 < ce <= marked, "the receiver counted no marked request"
+assert 0 < cnps <= ce, "no CNP for the marked requests"
+PY
 echo "PASS"
