@@ -505,7 +505,8 @@ const struct cli_opt cli_opts[] = {
 	  .mark = CLI_M_BULK | CLI_M_SHAPE, .set = set_rate,
 	  .help = "send at most RATE bits of payload per second over all "
 		  "streams, e.g. 2G or 500M (decimal units; default: no cap): "
-		  "chunks are paced, and over tcp each socket by the kernel too",
+		  "chunks are paced, over tcp each socket by the kernel too, "
+		  "and over uroce each packet",
 	  .like = "iperf3 -b, --bitrate" },
 	{ .name = "chunk", .letter = 'l', .arg = "SIZE",
 	  .cmds = SENDERS, .group = G_PIPELINE,

@@ -163,7 +163,8 @@ ip netns exec $NSB timeout 60 tshark -i $VETHB -B 64 -c 20000 -w "$cap" -q \
 	>"$T/tshark.out" 2>"$T/tshark.err" &
 tpid=$!
 PIDS+=("$tpid")
-for _ in $(seq 100); do
+# tshark loads its dissectors first: seconds, more on a busy host
+for _ in $(seq 300); do
 	grep -q "Capturing on" "$T/tshark.err" && break
 	sleep 0.1
 done
