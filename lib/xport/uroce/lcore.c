@@ -418,7 +418,8 @@ void *ferry__uport_poller(void *arg)
 	return NULL;
 }
 
-/* Wait until the polling thread has finished two rounds since now. */
+/* Wait until two rounds have finished since now, driving them when no
+ * other thread does. */
 static void quiesce(struct ferry__uport *pt)
 {
 	uint64_t l0 = atomic_load(&pt->loops), t0 = ferry__now_ns();
@@ -430,8 +431,8 @@ static void quiesce(struct ferry__uport *pt)
 			nanosleep(&ts, NULL);
 		if (!said && ferry__now_ns() - t0 > 5000000000ull) {
 			ferry__log(FERRY_LOG_ERR,
-				   "uroce: the polling thread has been stuck "
-				   "for 5 s (in a tx burst?)");
+				   "uroce: no round of the port has finished "
+				   "for 5 s (stuck in a tx burst?)");
 			said = true;
 		}
 	}

@@ -235,8 +235,8 @@ ferry__rc_counters(const struct ferry_rc_qp *qp);
 /* Packets the requester may have in flight now, and the smallest round
  * trip it sampled (ns, 0: none yet) into *rtt_ns when not NULL. */
 uint32_t ferry__rc_window(const struct ferry_rc_qp *qp, uint64_t *rtt_ns);
-/* DCQCN's current rate in packets/s (0: no CNP has slowed this QP, or it
- * let go), and its alpha in 1/1024ths into *alpha when not NULL. */
+/* DCQCN's current rate in packets/s (0: no CNP has come for this QP),
+ * and its alpha in 1/1024ths into *alpha when not NULL. */
 uint64_t ferry__rc_dcqcn_rate(const struct ferry_rc_qp *qp, uint32_t *alpha);
 
 /* Datapath (rc_req.c, rc_resp.c, rc_comp.c): no allocation, no output -----*/
@@ -404,8 +404,9 @@ void ferry__rc_comp_input(struct ferry_rc_qp *qp,
 /* Responder: send a delayed ACK when due. */
 void ferry__rc_resp_progress(struct ferry_rc_qp *qp, uint64_t now_ns);
 /* The window (rc_win.c): at connect; a new PSN sent; ACKed up to next
- * (una was old_una); a sequence NAK obeyed; a retransmit timeout. */
-void ferry__rc_win_start(struct ferry_rc_qp *qp, uint64_t now);
+ * (una was old_una); a sequence NAK obeyed; a retransmit timeout (the
+ * last two next to a rewind, which drops the round-trip sample). */
+void ferry__rc_win_start(struct ferry_rc_qp *qp);
 void ferry__rc_win_sent(struct ferry_rc_qp *qp, uint32_t psn, uint64_t now);
 void ferry__rc_win_acked(struct ferry_rc_qp *qp, uint32_t old_una,
 			 uint32_t next, uint64_t now);

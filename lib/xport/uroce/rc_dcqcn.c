@@ -208,12 +208,15 @@ void ferry__rc_dcqcn_progress(struct ferry_rc_qp *qp, uint64_t now)
 void ferry__rc_dcqcn_sent(struct ferry_rc_qp *qp)
 {
 	struct ferry__rc_dcqcn_st *s = &qp->dc;
-	uint64_t b = qp->attr.dcqcn.b_pkts;
+	uint64_t b = qp->attr.dcqcn.b_pkts, rtt_pkts;
 
+	if (!s->active)
+		return;
 	/* at least a round trip's packets at the current rate, as T */
-	if (s->rc * (qp->srtt / 1000) / 1000000 > b)
-		b = s->rc * (qp->srtt / 1000) / 1000000;
-	if (!s->active || ++s->b_sent < b)
+	rtt_pkts = s->rc * (qp->srtt / 1000) / 1000000;
+	if (rtt_pkts > b)
+		b = rtt_pkts;
+	if (++s->b_sent < b)
 		return;
 	s->b_sent = 0;
 	s->b_n++;

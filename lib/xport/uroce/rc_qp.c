@@ -190,7 +190,7 @@ int ferry__rc_connect(struct ferry_rc_qp *qp, uint32_t dest_qpn,
 	};
 	qp->sq_psn = qp->snd_psn = qp->snd_max = qp->una = my_start_psn;
 	qp->recover = my_start_psn;
-	ferry__rc_win_start(qp, 0);
+	ferry__rc_win_start(qp);
 	qp->epsn = peer_start_psn;
 	qp->state = FERRY_RC_RTS;
 	return 0;

@@ -1,6 +1,7 @@
 /* uroce RC engine: requester datapath. Posts writes and sends, cuts them
  * into path-MTU packets inside the window (rc_win.c), and runs the
- * retransmit and RNR timers. No allocation: WRs live in the send ring made at create. */
+ * retransmit and RNR timers. No allocation: WRs live in the send ring
+ * made at create. */
 #include <errno.h>
 #include <string.h>
 

@@ -90,7 +90,7 @@ static uint64_t max_bw(const struct ferry_rc_qp *qp)
 	return bw;
 }
 
-static void update(struct ferry_rc_qp *qp)
+void ferry__rc_win_update(struct ferry_rc_qp *qp)
 {
 	const uint32_t lo = qp->attr.window_init, hi = qp->attr.window_pkts;
 	uint64_t bw = max_bw(qp), w;
@@ -111,20 +111,24 @@ static void update(struct ferry_rc_qp *qp)
 	qp->win = (uint32_t)w;
 }
 
-void ferry__rc_win_start(struct ferry_rc_qp *qp, uint64_t now)
+/* The path's rate unknown again: the window from window_init, filling. */
+static void forget_rate(struct ferry_rc_qp *qp)
 {
-	qp->win_cap = qp->attr.window_pkts;
-	qp->cap_step = 1;
-	qp->round_at = now;
-	qp->round_dlv = qp->dlv = 0;
 	qp->filled = false;
 	qp->full_bw = 0;
 	qp->full_n = 0;
 	for (unsigned i = 0; i < FERRY__RC_BW_ROUNDS; i++)
 		qp->bw[i] = 0;
+	ferry__rc_win_update(qp);
+}
+
+void ferry__rc_win_start(struct ferry_rc_qp *qp)
+{
+	qp->win_cap = qp->attr.window_pkts;
+	qp->cap_step = 1;
 	qp->srtt = qp->attr.rtt_hint_ns;
 	qp->rttvar = qp->attr.rtt_hint_ns / 2;
-	update(qp);
+	forget_rate(qp);
 }
 
 void ferry__rc_win_sent(struct ferry_rc_qp *qp, uint32_t psn, uint64_t now)
@@ -158,7 +162,7 @@ static void rtt_sample(struct ferry_rc_qp *qp, uint64_t s, uint64_t now)
 void ferry__rc_win_acked(struct ferry_rc_qp *qp, uint32_t old_una,
 			 uint32_t next, uint64_t now)
 {
-	uint64_t r;
+	uint64_t r, known;
 	bool rising;
 
 	qp->dlv += (uint32_t)ferry__psn_diff(next, old_una);
@@ -177,12 +181,13 @@ void ferry__rc_win_acked(struct ferry_rc_qp *qp, uint32_t old_una,
 	 * so that a window sent at once and acknowledged in pieces counts
 	 * whole) */
 	r = (qp->dlv - qp->round_dlv) * 1000000000ull / (now - qp->round_at);
+	known = max_bw(qp);
 	/* probing for more and finding it (an eighth more than known): go
 	 * on probing rather than wait a whole cycle for the next probe */
-	rising = cycle[qp->cyc % 8] > 4 && r > max_bw(qp) + max_bw(qp) / 8;
+	rising = cycle[qp->cyc % 8] > 4 && r > known + known / 8;
 	/* a period in which the sender ran out of work says nothing about
 	 * the path unless it was faster than what the path is known for */
-	if (!qp->app_limited || r > max_bw(qp))
+	if (!qp->app_limited || r > known)
 		qp->bw[qp->bw_i++ % FERRY__RC_BW_ROUNDS] = r;
 	qp->app_limited = false;
 	if (r >= qp->full_bw + qp->full_bw / 4) {
@@ -202,14 +207,13 @@ void ferry__rc_win_acked(struct ferry_rc_qp *qp, uint32_t old_una,
 	qp->round_dlv = qp->dlv;
 	if (qp->filled && !rising)
 		qp->cyc++;
-	update(qp);
+	ferry__rc_win_update(qp);
 }
 
 void ferry__rc_win_loss(struct ferry_rc_qp *qp)
 {
 	uint32_t fly = (uint32_t)ferry__psn_diff(qp->snd_max, qp->una);
 
-	qp->probe_on = false;
 	if (fixed(qp) || ferry__psn_diff(qp->una, qp->recover) < 0)
 		return; /* the same flight lost more: one cut per flight */
 	if (qp->rtt_last < qp->rtt_min + qp->rtt_min / 4 &&
@@ -225,23 +229,12 @@ void ferry__rc_win_loss(struct ferry_rc_qp *qp)
 	qp->cap_step = 1;
 	qp->loss_round = true;
 	qp->cnt.win_cuts++;
-	update(qp);
+	ferry__rc_win_update(qp);
 }
 
 void ferry__rc_win_timeout(struct ferry_rc_qp *qp)
 {
-	qp->probe_on = false;
-	qp->filled = false;
-	qp->full_bw = 0;
-	qp->full_n = 0;
-	for (unsigned i = 0; i < FERRY__RC_BW_ROUNDS; i++)
-		qp->bw[i] = 0;
-	update(qp);
-}
-
-void ferry__rc_win_update(struct ferry_rc_qp *qp)
-{
-	update(qp);
+	forget_rate(qp);
 }
 
 uint64_t ferry__rc_win_bw(const struct ferry_rc_qp *qp)

@@ -110,8 +110,8 @@ static void skip_silent(const struct ferry_xport *x, struct ferry__uep *e)
 	}
 }
 
-/* The entry at tail, once there is room; waits up to the session timeout
- * for the polling thread to finish older ones. */
+/* The entry at tail, once there is room; waits (driving rounds) up to the
+ * session timeout for older ones to finish. */
 static int wr_slot_wait(struct ferry_xport *x, struct ferry__uep *e,
 			struct ferry__uwr **out, struct uwait *w)
 {

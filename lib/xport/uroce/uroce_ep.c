@@ -148,14 +148,12 @@ int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
 	else
 		ferry__log(FERRY_LOG_INFO,
 			   "uroce: %u QP(s) 0x%06x.. -> 0x%06x.., path MTU %u, "
-			   "window %u packets%s%.0u, %u-entry rings",
+			   "window %u packets (%s %u), %u-entry rings",
 			   x->n_ep, x->ep[0].qpn, peer_qpn(x, 0), x->mtu,
 			   base.window_init,
 			   base.window_pkts > base.window_init ?
-				   " growing with the path up to " : "",
-			   base.window_pkts > base.window_init ?
-				   base.window_pkts : 0,
-			   x->R);
+				   "following the path up to" : "fixed at",
+			   base.window_pkts, x->R);
 	return rc;
 }
 
@@ -178,41 +176,26 @@ int ferry__uroce_start(struct ferry_xport *x, bool receiver,
 	return err;
 }
 
-/* The counters of every QP of the session, summed. */
+/* The counters of every QP of the session, summed: all of them, field by
+ * field (the struct holds nothing but uint64_t counters). */
+_Static_assert(sizeof(struct ferry_rc_counters) % sizeof(uint64_t) == 0,
+	       "only uint64_t counters");
+
 static void sum_counters(const struct ferry_xport *x,
 			 struct ferry_rc_counters *t)
 {
+	const size_t n = sizeof(*t) / sizeof(uint64_t);
+	uint64_t *sum = (uint64_t *)t;
+
 	*t = (struct ferry_rc_counters){ 0 };
 	for (unsigned i = 0; i < x->n_ep; i++) {
-		const struct ferry_rc_counters *c;
+		const uint64_t *c;
 
 		if (!x->ep[i].qp)
 			continue;
-		c = ferry__rc_counters(x->ep[i].qp);
-		t->tx_req += c->tx_req;
-		t->retx_pkts += c->retx_pkts;
-		t->timeouts += c->timeouts;
-		t->rx_nak_seq += c->rx_nak_seq;
-		t->rx_nak_rnr += c->rx_nak_rnr;
-		t->rx_nak_access += c->rx_nak_access;
-		t->rx_nak_other += c->rx_nak_other;
-		t->rx_req += c->rx_req;
-		t->tx_acks += c->tx_acks;
-		t->tx_nak_seq += c->tx_nak_seq;
-		t->tx_nak_rnr += c->tx_nak_rnr;
-		t->tx_nak_access += c->tx_nak_access;
-		t->tx_nak_invalid += c->tx_nak_invalid;
-		t->oow_drops += c->oow_drops;
-		t->dup_pkts += c->dup_pkts;
-		t->tx_busy += c->tx_busy;
-		t->win_cuts += c->win_cuts;
-		t->loss_no_queue += c->loss_no_queue;
-		t->rx_ce += c->rx_ce;
-		t->tx_cnp += c->tx_cnp;
-		t->rx_cnp += c->rx_cnp;
-		t->dcqcn_cuts += c->dcqcn_cuts;
-		t->access_errors += c->access_errors;
-		t->state_drops += c->state_drops;
+		c = (const uint64_t *)ferry__rc_counters(x->ep[i].qp);
+		for (size_t k = 0; k < n; k++)
+			sum[k] += c[k];
 	}
 }
 
