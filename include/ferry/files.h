@@ -39,6 +39,19 @@ struct ferry_file_result {
 	uint32_t adler32, crc32c;
 	bool skipped;         /* already there and identical */
 	bool resumed;         /* some chunks came from an earlier attempt */
+	/* A range of a split file (ferry_send_spec.ranges): offset and
+	 * length are the range's bytes, value, adler32 and crc32c its own
+	 * checksums (verified by the receiver), and published says whether
+	 * this range completed the file: the receiver then checked the
+	 * whole file, combined from every range, and published it; its
+	 * checksums are in file_adler32 and file_crc32c. A range that
+	 * landed verified before the others (status 0, published false)
+	 * waits in the receiver's staging area for them. A whole file:
+	 * range false, offset 0, length size, published as status says. */
+	bool range;
+	bool published;
+	uint64_t offset, length;
+	uint32_t file_adler32, file_crc32c;
 	int status;           /* 0, or a negative error: why it was not
 				 published */
 	const char *why;
@@ -46,6 +59,22 @@ struct ferry_file_result {
 
 /* Called from the session's control thread as each file ends. */
 typedef void (*ferry_file_fn)(const struct ferry_file_result *r, void *arg);
+
+/* One range of a file split across sessions (ferry_send_spec.ranges).
+ * The file is cut into ranges of split bytes each (the last one
+ * shorter): range k is [k * split, min((k + 1) * split, size)). split
+ * must be a multiple of the session's chunk size (ferry_opts.chunk_size).
+ * Sessions from any processes may send the ranges of one file to one
+ * receiver at the same time, each range at most once at a time; every
+ * chunk is checked as it lands, each range's checksums when the range
+ * is in, and the file is published, whole and checked, by the session
+ * whose range completes it. A range that is already in (an earlier
+ * attempt, or the file already published with the same size and
+ * mtime) moves nothing again. */
+struct ferry_send_range {
+	uint64_t offset; /* a multiple of split */
+	uint64_t split;  /* 0: the whole file (offset must be 0) */
+};
 
 struct ferry_send_spec {
 	char *const *paths;    /* files and directories to send */
@@ -71,6 +100,11 @@ struct ferry_send_spec {
 	 * Called from the session's threads, for one file at a time each. */
 	int (*open_source)(void *arg, const char *path, int flags);
 	void *open_arg;
+	/* NULL, or one range for each path (names[i] should then be set):
+	 * ranges[i].split != 0 makes paths[i], which must be a regular
+	 * file, send only that range. A path whose split is 0 is sent
+	 * whole, as without ranges. */
+	const struct ferry_send_range *ranges;
 };
 
 #define FERRY_DEFAULT_FILES 4
