@@ -17,6 +17,7 @@ pkgs=(
 	perftest # bench/verbs_vs_perftest.sh
 	xrootd-server xrootd-client # the reference for ferry's checksum lines
 	dpkg-dev debhelper lintian mmdebstrap git # make deb, the package install test
+	libopenmpi-dev openmpi-bin slurm-wlm # ferry-stage, its mpirun and srun tests
 )
 
 # The guests of tests/vm boot Debian's packaged kernel, fetched with

@@ -10,10 +10,20 @@
 #include "ferry/log.h"
 #include "ferry/xport.h"
 
+const char *cli_who(const char *cmd)
+{
+	static _Thread_local char buf[80];
+
+	if (!strcmp(cmd, "stage"))
+		return "ferry-stage";
+	snprintf(buf, sizeof(buf), "ferry %s", cmd);
+	return buf;
+}
+
 static void bad(const char *cmd, const char *opt, const char *s,
 		const char *reason)
 {
-	fprintf(stderr, "ferry %s: bad value '%s' for %s: %s\n", cmd, s, opt,
+	fprintf(stderr, "%s: bad value '%s' for %s: %s\n", cli_who(cmd), s, opt,
 		reason);
 }
 
@@ -139,8 +149,8 @@ bool cli_hostport(const char *cmd, const char *arg, const char *defport,
 	return true;
 bad:
 	fprintf(stderr,
-		"ferry %s: bad address '%s': want HOST or HOST:PORT ([IPv6]:PORT)\n",
-		cmd, arg);
+		"%s: bad address '%s': want HOST or HOST:PORT ([IPv6]:PORT)\n",
+		cli_who(cmd), arg);
 	return false;
 }
 
@@ -157,13 +167,13 @@ bool cli_key(const char *cmd, const char *path, bool no_auth,
 		path = getenv("FERRY_KEY");
 	if (!path || !*path) {
 		fprintf(stderr,
-			"ferry %s: no key: give --key FILE (or set FERRY_KEY); make one with `ferry keygen FILE` and copy it to both hosts\n",
-			cmd);
+			"%s: no key: give --key FILE (or set FERRY_KEY); make one with `ferry keygen FILE` and copy it to both hosts\n",
+			cli_who(cmd));
 		return false;
 	}
 	err = ferry_key_load(path, key, why, sizeof(why));
 	if (err) {
-		fprintf(stderr, "ferry %s: %s\n", cmd, why);
+		fprintf(stderr, "%s: %s\n", cli_who(cmd), why);
 		return false;
 	}
 	*out = key;
@@ -187,16 +197,16 @@ bool cli_key_name(struct cli_common *c, const char *cmd)
 	if (c->key_name[0]) {
 		if (!name_ok(c->key_name)) {
 			fprintf(stderr,
-				"ferry %s: bad --key-name '%s': 1 to 64 letters, digits, '.', '_' or '-'\n",
-				cmd, c->key_name);
+				"%s: bad --key-name '%s': 1 to 64 letters, digits, '.', '_' or '-'\n",
+				cli_who(cmd), c->key_name);
 			return false;
 		}
 	} else if (env && *env) {
 		snprintf(c->key_name, sizeof(c->key_name), "%s", env);
 		if (!name_ok(c->key_name)) {
 			fprintf(stderr,
-				"ferry %s: bad FERRY_KEY_NAME '%s': 1 to 64 letters, digits, '.', '_' or '-'\n",
-				cmd, env);
+				"%s: bad FERRY_KEY_NAME '%s': 1 to 64 letters, digits, '.', '_' or '-'\n",
+				cli_who(cmd), env);
 			return false;
 		}
 	} else if (path && *path) {
@@ -224,7 +234,7 @@ bool cli_client(struct cli_common *c, const char *cmd, bool check)
 	if (c->o.streams > c->o.slots)
 		c->o.slots = c->o.streams; /* at least one slot per stream */
 	if (check && ferry_opts_check(&c->o, why, sizeof(why))) {
-		fprintf(stderr, "ferry %s: %s\n", cmd, why);
+		fprintf(stderr, "%s: %s\n", cli_who(cmd), why);
 		return false;
 	}
 	return cli_key(cmd, c->key_path, c->no_auth, &c->key, &c->o.key) &&
@@ -244,7 +254,7 @@ static void log_stderr(enum ferry_log_level level, const char *msg, void *arg)
 	static const char *const names[] = { "error", "warning", "info",
 					     "debug" };
 	(void)arg;
-	fprintf(stderr, "ferry %s: %s: %s\n", log_cmd, names[level], msg);
+	fprintf(stderr, "%s: %s: %s\n", cli_who(log_cmd), names[level], msg);
 }
 
 void cli_logger(const char *cmd, bool quiet, bool verbose)
@@ -260,8 +270,8 @@ void cli_logger(const char *cmd, bool quiet, bool verbose)
 
 void cli_die_usage(const char *cmd, const char *hint)
 {
-	fprintf(stderr, "ferry %s: %s (see `ferry %s --help`)\n", cmd, hint,
-		cmd);
+	fprintf(stderr, "%s: %s (see `%s --help`)\n", cli_who(cmd), hint,
+		cli_who(cmd));
 	exit(2);
 }
 
@@ -309,16 +319,16 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	else
 		snprintf(what, sizeof(what), "-%c", optopt);
 	if (opt == ':')
-		fprintf(stderr, "ferry %s: option '%s' needs a value", cmd, what);
+		fprintf(stderr, "%s: option '%s' needs a value", cli_who(cmd), what);
 	else if (is_long && optopt)
-		fprintf(stderr, "ferry %s: option '%s' takes no value", cmd,
+		fprintf(stderr, "%s: option '%s' takes no value", cli_who(cmd),
 			what);
 	else if (is_long && long_matches(what + 2, longopts, names,
 					 sizeof(names)) > 1)
-		fprintf(stderr, "ferry %s: option '%s' is ambiguous (%s)", cmd,
+		fprintf(stderr, "%s: option '%s' is ambiguous (%s)", cli_who(cmd),
 			what, names);
 	else
-		fprintf(stderr, "ferry %s: unknown option '%s'", cmd, what);
-	fprintf(stderr, " (see `ferry %s --help`)\n", cmd);
+		fprintf(stderr, "%s: unknown option '%s'", cli_who(cmd), what);
+	fprintf(stderr, " (see `%s --help`)\n", cli_who(cmd));
 	exit(2);
 }

@@ -9,6 +9,10 @@
 #include "ferry/key.h"
 #include "ferry/session.h"
 
+/* How messages name the command cmd: "ferry send"; "ferry-stage" for
+ * stage, a program of its own (apps/stage). */
+const char *cli_who(const char *cmd);
+
 /* Each parser prints "ferry CMD: bad VALUE for OPT: REASON" and returns
  * false when the value is unusable. */
 bool cli_size(const char *cmd, const char *opt, const char *s, uint64_t *out);

@@ -378,3 +378,50 @@ const struct cli_cmd cli_cmd_version = {
 	.epilogue =
 	"Exit status: 0.\n",
 };
+
+const struct cli_cmd cli_cmd_stage = {
+	.like = "a hand-split `ferry send` per node; xrdcp, bbcp in a job script",
+	.name = "stage",
+	.id = CLI_STAGE,
+	.usage = "[options] SRC... ferry://HOST[:PORT]/DEST\n"
+		 "[ferry://HOST2[:PORT]/DEST ...]\n"
+		 "(started by mpirun or srun: `mpirun -n N ferry-stage ...`)",
+	.min_operands = 2,
+	.max_operands = -1,
+	.operands_hint = "give one or more SRCs and one or more ferry://HOST[:PORT]/DEST",
+	.about =
+	"Stage a dataset from many ranks of an MPI job to one or more receivers\n"
+	"(`ferry recv --dir DIR` or `ferry serve`; DEST is a directory below its\n"
+	"--dir or export root). Rank 0 walks the SRCs (files and directories, as\n"
+	"`ferry send` does) and deals the files out across the ranks, balanced by\n"
+	"bytes; a file larger than --split is cut into one range per rank on chunk\n"
+	"boundaries, so that one large file uses every rank. Each rank runs\n"
+	"libferry sessions to the receivers: its files go to its own destination\n"
+	"(round robin, or --map), the ranges of a split file all go to one\n"
+	"destination, which publishes the file once every range is in.\n"
+	"\n"
+	"Every chunk is crc32c-checked as it lands, every range by its adler32\n"
+	"and crc32c, and every file whole (combined from its ranges) before it is\n"
+	"published under its name; nothing partial ever appears there.\n"
+	"\n"
+	"Run it again after a failure (a rank killed, a receiver restarted): the\n"
+	"deal is the same, files already published are confirmed by checksum and\n"
+	"skipped, and of the rest only the chunks not yet verified move.\n"
+	"\n"
+	"Rank 0 prints one summary: files, bytes, Gb/s, a line per rank and each\n"
+	"file that failed (--json: one JSON document).\n",
+	.sections = {
+		{ G_FILES },
+		{ G_PIPELINE, "Each rank's sessions" },
+		{ G_SECURITY },
+		{ G_OUTPUT },
+	},
+	.epilogue =
+	"Exit status (every rank): 0 when every file was published, skipped as\n"
+	"identical, or (a range) landed for its receiver to publish; 1 when any\n"
+	"file or session failed (rank 0 lists them); 2 on bad usage.\n"
+	"\n"
+	"Example: mpirun -n 8 ferry-stage --key /etc/ferry/key run42/ \\\n"
+	"             ferry://dtn1/store/run42 ferry://dtn2/store/run42\n"
+	"         srun -n 16 ferry-stage -t verbs /lustre/job/in ferry://cn-io1/in\n",
+};

@@ -197,9 +197,10 @@ void cli_help(const struct cli_cmd *cmd, const char *as, FILE *f)
 {
 	const struct cli_opt *row[MAX_ROWS];
 	size_t n = rows_of(cmd, row);
-	int indent = (int)strlen("usage: ferry ") + (int)strlen(as) + 1;
+	const char *who = cli_who(as);
+	int indent = (int)strlen("usage: ") + (int)strlen(who) + 1;
 
-	fprintf(f, "usage: ferry %s%s", as, cmd->usage[0] ? " " : "");
+	fprintf(f, "usage: %s%s", who, cmd->usage[0] ? " " : "");
 	for (const char *u = cmd->usage; *u; u++) {
 		fputc(*u, f);
 		if (*u == '\n')

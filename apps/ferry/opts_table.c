@@ -119,7 +119,7 @@ static bool set_sockbuf(struct cli_args *a, const struct cli_opt *o,
 	if (!cli_size(a->cmd, "--sockbuf", arg, &v))
 		return false;
 	if (v > (1ull << 30)) {
-		fprintf(stderr, "ferry %s: --sockbuf is at most 1G\n", a->cmd);
+		fprintf(stderr, "%s: --sockbuf is at most 1G\n", cli_who(a->cmd));
 		return false;
 	}
 	a->c.o.xport.tcp.sockbuf = v;
@@ -168,8 +168,8 @@ static bool set_poll(struct cli_args *a, const struct cli_opt *o,
 	else if (strcmp(arg, "event") == 0)
 		a->c.o.poll_mode = FERRY_POLL_EVENT;
 	else {
-		fprintf(stderr, "ferry %s: bad value '%s' for --poll: busy or event\n",
-			a->cmd, arg);
+		fprintf(stderr, "%s: bad value '%s' for --poll: busy or event\n",
+			cli_who(a->cmd), arg);
 		return false;
 	}
 	return true;
@@ -236,8 +236,8 @@ static bool set_cksum(struct cli_args *a, const struct cli_opt *o,
 	}
 	if (strcmp(a->cmd, "cp") == 0) /* cp has always said it so */
 		cli_die_usage("cp", "--cksum is adler32, crc32c or none");
-	fprintf(stderr, "ferry %s: bad value '%s' for --cksum: want adler32, crc32c or none\n",
-		a->cmd, arg);
+	fprintf(stderr, "%s: bad value '%s' for --cksum: want adler32, crc32c or none\n",
+		cli_who(a->cmd), arg);
 	return false;
 }
 
@@ -278,8 +278,8 @@ static bool set_max_mem(struct cli_args *a, const struct cli_opt *o,
 	if (!cli_size(a->cmd, "--max-mem", arg, &v))
 		return false;
 	if (v < MIN_RING) {
-		fprintf(stderr, "ferry %s: bad value '%s' for --max-mem: a session's ring needs at least 8K (one slot of the smallest chunk); senders ask for 64 slots of 4M (256M) by default\n",
-			a->cmd, arg);
+		fprintf(stderr, "%s: bad value '%s' for --max-mem: a session's ring needs at least 8K (one slot of the smallest chunk); senders ask for 64 slots of 4M (256M) by default\n",
+			cli_who(a->cmd), arg);
 		return false;
 	}
 	a->c.o.max_mem = v;
@@ -292,8 +292,8 @@ static bool set_fsync(struct cli_args *a, const struct cli_opt *o,
 	(void)o;
 	a->c.o.fsync_mode = ferry_fsync_parse(arg);
 	if (a->c.o.fsync_mode < 0) {
-		fprintf(stderr, "ferry %s: --fsync takes batch, file or end, not '%s'\n",
-			a->cmd, arg);
+		fprintf(stderr, "%s: --fsync takes batch, file or end, not '%s'\n",
+			cli_who(a->cmd), arg);
 		return false;
 	}
 	return true;
@@ -304,8 +304,8 @@ static bool refuse_slots(struct cli_args *a, const struct cli_opt *o,
 {
 	(void)o;
 	(void)arg;
-	fprintf(stderr, "ferry %s: --slots is the sender's choice (ferry send/bench --slots); bound the receiver's memory with --max-mem\n",
-		a->cmd);
+	fprintf(stderr, "%s: --slots is the sender's choice (ferry send/bench --slots); bound the receiver's memory with --max-mem\n",
+		cli_who(a->cmd));
 	return false;
 }
 
@@ -318,8 +318,8 @@ static bool set_positive(struct cli_args *a, const struct cli_opt *o,
 	errno = 0;
 	v = strtod(arg, &end);
 	if (end == arg || *end || errno || !(v > 0 && v <= o->max)) {
-		fprintf(stderr, "ferry %s: bad value '%s' for %s: want a number above 0, at most %g\n",
-			a->cmd, arg, cli_opt_label(o, l, sizeof(l)), o->max);
+		fprintf(stderr, "%s: bad value '%s' for %s: want a number above 0, at most %g\n",
+			cli_who(a->cmd), arg, cli_opt_label(o, l, sizeof(l)), o->max);
 		return false;
 	}
 	*AT(a, double, o) = v;
@@ -343,8 +343,8 @@ static bool set_rate(struct cli_args *a, const struct cli_opt *o,
 	}
 	v *= mul;
 	if (end == arg || *end || errno || !(v >= 1000 && v <= 1e15)) {
-		fprintf(stderr, "ferry %s: bad value '%s' for %s: want bits per second such as 500M, 2G or 1.5G (decimal: 1G = 10^9), at least 1K\n",
-			a->cmd, arg, cli_opt_label(o, l, sizeof(l)));
+		fprintf(stderr, "%s: bad value '%s' for %s: want bits per second such as 500M, 2G or 1.5G (decimal: 1G = 10^9), at least 1K\n",
+			cli_who(a->cmd), arg, cli_opt_label(o, l, sizeof(l)));
 		return false;
 	}
 	a->c.o.rate_bps = (uint64_t)v;
@@ -370,11 +370,13 @@ void cli_args_init(struct cli_args *a, const char *cmd)
 	a->max_sessions = 4;
 	a->doctor.root = "/";
 	a->roce_port = FERRY_ROCEDUMP_PORT;
+	a->split = UINT64_C(1) << 30;
 }
 
 /* ---- the table, in the order --help lists each group ---- */
 
-#define SENDERS (CLI_BENCH | CLI_SEND | CLI_CP)
+#define SENDERS (CLI_BENCH | CLI_SEND | CLI_CP | CLI_STAGE)
+#define FILERS (CLI_SEND | CLI_STAGE) /* send's file options */
 #define PEERS (SENDERS | CLI_RECV)
 #define EVERY (PEERS | CLI_DOCTOR | CLI_ROCEDUMP | CLI_KEYGEN | CLI_VERSION)
 
@@ -391,13 +393,13 @@ const struct cli_opt cli_opts[] = {
 	  .like = "iperf3 -n, --bytes" },
 
 	/* files: send and cp */
-	{ .name = "cksum", .arg = "TYPE", .cmds = CLI_SEND | CLI_CP,
+	{ .name = "cksum", .arg = "TYPE", .cmds = FILERS | CLI_CP,
 	  .group = G_FILES, .set = set_cksum,
 	  .help = "adler32 (default), crc32c or none: the whole-file checksum "
 		  "compared before publishing and printed (crc32c is always "
 		  "compared; chunks always checked)",
 	  .like = "xrdcp -C, --cksum" },
-	{ .name = "force", .letter = 'f', .cmds = CLI_SEND, .group = G_FILES,
+	{ .name = "force", .letter = 'f', .cmds = FILERS, .group = G_FILES,
 	  FLAG(send.force),
 	  .help = "replace existing targets (default: such a file fails, "
 		  "before any of its data moves, and the others go on; a "
@@ -409,27 +411,39 @@ const struct cli_opt cli_opts[] = {
 	  .help = "replace existing targets (default: refuse); on a daemon "
 		  "that takes the delete right where a file is replaced",
 	  .like = "xrdcp -f, --force" },
-	{ .name = "skip-existing", .cmds = CLI_SEND | CLI_CP, .group = G_FILES,
+	{ .name = "skip-existing", .cmds = FILERS | CLI_CP, .group = G_FILES,
 	  FLAG(send.skip_existing),
 	  .help = "skip targets of the same size and checksum" },
-	{ .name = "no-resume", .cmds = CLI_SEND, .group = G_FILES,
+	{ .name = "no-resume", .cmds = FILERS, .group = G_FILES,
 	  FLAG(send.no_resume),
 	  .help = "ignore journals of earlier attempts; start over" },
-	{ .name = "resume", .cmds = CLI_SEND, .group = G_FILES,
+	{ .name = "resume", .cmds = FILERS, .group = G_FILES,
 	  UNFLAG(send.no_resume),
 	  .help = "use them (the default; undoes an earlier --no-resume)",
 	  .like = "xrdcp --continue" },
-	{ .name = "follow-symlinks", .letter = 'L', .cmds = CLI_SEND,
+	{ .name = "follow-symlinks", .letter = 'L', .cmds = FILERS,
 	  .group = G_FILES, FLAG(send.follow_symlinks),
 	  .help = "send what symlinks point to" },
 	{ .name = "follow-symlinks", .letter = 'L', .cmds = CLI_CP,
 	  .group = G_FILES, FLAG(send.follow_symlinks),
 	  .help = "push: send what local symlinks point to (a daemon never "
 		  "follows a symlink out of its export)" },
-	{ .name = "files", .arg = "N", .cmds = CLI_SEND, .group = G_FILES,
+	{ .name = "files", .arg = "N", .cmds = FILERS, .group = G_FILES,
 	  UINT(send.files, 1, FERRY_MAX_FILES),
 	  .help = "files in flight at once (default 4, at most 256)",
 	  .like = "xrdcp --parallel" },
+	{ .name = "split", .arg = "SIZE", .cmds = CLI_STAGE, .group = G_FILES,
+	  SIZE(split),
+	  .help = "a file larger than SIZE is cut into one range per rank "
+		  "(on chunk boundaries), each sent by its own rank and the "
+		  "file published whole by its receiver once every range is "
+		  "in and checked (default 1G; 0: never split)" },
+	{ .name = "map", .arg = "FILE", .cmds = CLI_STAGE, .group = G_FILES,
+	  STR(map),
+	  .help = "which destination each rank sends to: lines \"RANK N\", N "
+		  "counting the ferry:// destinations from 1 in the order "
+		  "given ('#' starts a comment); ranks not listed go round "
+		  "robin (rank r to destination r mod the count + 1)" },
 
 	/* files: the receiver */
 	{ .name = "exports", .letter = 'e', .arg = "FILE", .cmds = CLI_RECV,
@@ -501,7 +515,15 @@ const struct cli_opt cli_opts[] = {
 		  "7471)",
 	  .like = "iperf3 -p, --port" },
 	{ .name = "bitrate", .alias = "rate", .letter = 'b', .arg = "RATE",
-	  .cmds = SENDERS, .group = G_PIPELINE,
+	  .cmds = CLI_STAGE, .group = G_PIPELINE, .set = set_rate,
+	  .help = "the whole job sends at most RATE bits of payload per "
+		  "second, e.g. 2G or 500M (decimal units; default: no cap): "
+		  "each rank is paced at RATE / ranks, chunk by chunk, over "
+		  "tcp each socket by the kernel too, and over uroce each "
+		  "packet",
+	  .like = "iperf3 -b, --bitrate" },
+	{ .name = "bitrate", .alias = "rate", .letter = 'b', .arg = "RATE",
+	  .cmds = SENDERS & ~CLI_STAGE, .group = G_PIPELINE,
 	  .mark = CLI_M_BULK | CLI_M_SHAPE, .set = set_rate,
 	  .help = "send at most RATE bits of payload per second over all "
 		  "streams, e.g. 2G or 500M (decimal units; default: no cap): "
@@ -627,7 +649,8 @@ const struct cli_opt cli_opts[] = {
 		  "sender needs a receiver that does" },
 
 	/* output */
-	{ .name = "interval", .letter = 'i', .arg = "SEC", .cmds = PEERS,
+	{ .name = "interval", .letter = 'i', .arg = "SEC",
+	  .cmds = PEERS & ~CLI_STAGE,
 	  .group = G_OUTPUT, SECS(c.o.interval, 0, 3600),
 	  .help = "seconds between progress lines (default 1, 0 off)",
 	  .like = "iperf3 -i, --interval" },
@@ -638,6 +661,11 @@ const struct cli_opt cli_opts[] = {
 	{ .name = "json", .letter = 'J', .cmds = CLI_SEND | CLI_CP,
 	  .group = G_OUTPUT, FLAG(c.json),
 	  .help = "one JSON document with per-file results",
+	  .like = "iperf3 -J, --json" },
+	{ .name = "json", .letter = 'J', .cmds = CLI_STAGE, .group = G_OUTPUT,
+	  FLAG(c.json),
+	  .help = "rank 0 prints one JSON document for the whole job: the "
+		  "totals, each rank's sessions and each file that failed",
 	  .like = "iperf3 -J, --json" },
 	{ .name = "json", .letter = 'J', .cmds = CLI_RECV, .group = G_OUTPUT,
 	  FLAG(c.json),

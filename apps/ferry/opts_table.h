@@ -30,6 +30,7 @@ enum cli_cmd_id {
 	CLI_ROCEDUMP = 1u << 5,
 	CLI_KEYGEN = 1u << 6,
 	CLI_VERSION = 1u << 7,
+	CLI_STAGE = 1u << 8, /* ferry-stage, an MPI program (apps/stage) */
 };
 
 /* Help groups: the sections of a --help text (and of the man page's
@@ -73,6 +74,9 @@ struct cli_args {
 	struct ferry_doctor_attr doctor;
 	/* rocedump */
 	unsigned roce_port;
+	/* stage */
+	uint64_t split;            /* --split: files above it are cut */
+	const char *map;           /* --map FILE */
 };
 
 /* cli_opt.mark: what a command checks was given. */
@@ -139,7 +143,7 @@ struct cli_cmd {
 
 extern const struct cli_cmd cli_cmd_bench, cli_cmd_recv, cli_cmd_send,
 	cli_cmd_cp, cli_cmd_doctor, cli_cmd_rocedump, cli_cmd_keygen,
-	cli_cmd_version;
+	cli_cmd_version, cli_cmd_stage;
 
 /* The title --help gives a group. */
 const char *cli_group_title(enum cli_group g);

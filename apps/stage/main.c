@@ -1,0 +1,461 @@
+/* ferry-stage: stage a dataset from the ranks of an MPI job (mpirun,
+ * srun) to ferry receivers. Rank 0 walks and deals (deal.c); every rank
+ * runs its libferry sessions; rank 0 gathers what each rank saw and
+ * prints one summary. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../ferry/cli.h"
+#include "../ferry/opts_table.h"
+#include "deal.h"
+#include "ferry/error.h"
+#include "ferry/files.h"
+#include "ferry/log.h"
+#include "ferry/remote.h"
+#include "ferry/stats.h"
+#include "ferry/sum.h"
+#include "report.h"
+
+static int g_rank;
+
+static void log_rank(enum ferry_log_level level, const char *msg, void *arg)
+{
+	static const char *const names[] = { "error", "warning", "info",
+					     "debug" };
+	(void)arg;
+	fprintf(stderr, "ferry-stage[%d]: %s: %s\n", g_rank, names[level],
+		msg);
+}
+
+struct dest {
+	char host[FERRY_URL_HOST_MAX + 1];
+	char port[FERRY_URL_PORT_MAX + 1];
+	char path[FERRY_URL_PATH_MAX + 1];
+	const char *url;
+};
+
+/* What one rank saw, for rank 0's report. */
+struct rank_state {
+	struct stage_rank rec;
+	struct stage_range *ranges; /* this rank's ranges, in item order */
+	const char **range_names;   /* their names, to match results */
+	size_t n_ranges;
+	size_t range_base;          /* the running session's first range */
+	char *fails;                /* "NAME\tWHY\n" lines */
+	size_t fails_len, fails_cap;
+};
+
+static void add_fail(struct rank_state *s, const char *name, uint64_t off,
+		     uint64_t len, bool range, const char *why)
+{
+	char line[1024];
+	int n = range ? snprintf(line, sizeof(line),
+				 "%s [bytes %" PRIu64 "-%" PRIu64 "]\t%s\n",
+				 name, off, off + len, why) :
+			snprintf(line, sizeof(line), "%s\t%s\n", name, why);
+
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	for (char *p = line; p < line + n - 1; p++) /* one line each */
+		if (*p == '\n')
+			*p = ' ';
+	if (s->fails_len + (size_t)n > STAGE_FAILS_MAX)
+		return; /* counted all the same */
+	if (s->fails_len + (size_t)n > s->fails_cap) {
+		size_t cap = s->fails_cap ? 2 * s->fails_cap : 4096;
+		while (cap < s->fails_len + (size_t)n)
+			cap *= 2;
+		char *p = realloc(s->fails, cap);
+		if (!p)
+			return;
+		s->fails = p;
+		s->fails_cap = cap;
+	}
+	memcpy(s->fails + s->fails_len, line, (size_t)n);
+	s->fails_len += (size_t)n;
+}
+
+static void on_range(struct rank_state *s, const struct ferry_file_result *r,
+		     const char *why)
+{
+	struct stage_range *g = NULL;
+
+	for (size_t i = s->range_base; i < s->n_ranges && !g; i++)
+		if (s->ranges[i].offset == r->offset &&
+		    s->ranges[i].outcome == STAGE_R_NONE &&
+		    !strcmp(s->range_names[i], r->path))
+			g = &s->ranges[i];
+	if (r->status) {
+		s->rec.ranges_failed++;
+		add_fail(s, r->path, r->offset, r->length, true, why);
+	}
+	if (!g)
+		return;
+	g->adler32 = r->adler32;
+	g->crc32c = r->crc32c;
+	g->file_adler32 = r->file_adler32;
+	g->file_crc32c = r->file_crc32c;
+	g->outcome = r->status ? STAGE_R_FAILED :
+		     r->skipped ? STAGE_R_SKIPPED :
+		     r->published ? STAGE_R_PUBLISHED : STAGE_R_LANDED;
+}
+
+static void on_file(const struct ferry_file_result *r, void *arg)
+{
+	struct rank_state *s = arg;
+	const char *why = r->why && r->why[0] ? r->why :
+			  r->status ? ferry_strerror(r->status) : "";
+
+	s->rec.bytes_moved += r->bytes_sent;
+	if (r->range) {
+		on_range(s, r, why);
+	} else if (r->status) {
+		s->rec.failed++;
+		add_fail(s, r->path, 0, 0, false, why);
+	} else if (r->skipped) {
+		s->rec.skipped++;
+	} else {
+		s->rec.published++;
+	}
+}
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* This rank's items for destination d: one ferry_send session. */
+static void run_dest(struct rank_state *s, const struct stage_list *l,
+		     unsigned d, const struct dest *dst, struct cli_args *a)
+{
+	size_t n = 0, k = 0;
+	uint64_t whole = 0;
+	bool ranged = false;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].dest == d) {
+			n++;
+			ranged |= l->v[i].split != 0;
+		}
+	if (!n)
+		return;
+	char **paths = calloc(n, sizeof(*paths));
+	char **names = calloc(n, sizeof(*names));
+	struct ferry_send_range *rg = ranged ? calloc(n, sizeof(*rg)) : NULL;
+	struct ferry_report *rep = calloc(1, sizeof(*rep));
+	char why[512] = "";
+	int err = 0;
+
+	if (!paths || !names || !rep || (ranged && !rg)) {
+		err = -ENOMEM;
+		snprintf(why, sizeof(why), "out of memory");
+	}
+	s->range_base = s->n_ranges;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct stage_item *it = &l->v[i];
+		if (it->dest != d)
+			continue;
+		if (it->split) {
+			struct stage_range *g = &s->ranges[s->n_ranges];
+			g->file = it->file;
+			g->rank = s->rec.rank;
+			g->dest = d;
+			g->offset = it->offset;
+			g->length = stage_item_len(it);
+			g->size = it->size;
+			s->range_names[s->n_ranges++] = it->name;
+			s->rec.ranges++;
+		} else if (it->kind == STAGE_FILE) {
+			s->rec.files++;
+			whole++;
+		}
+		s->rec.bytes += stage_item_len(it);
+		if (err)
+			continue;
+		paths[k] = it->src;
+		names[k] = it->name;
+		if (rg)
+			rg[k] = (struct ferry_send_range){ it->offset,
+							   it->split };
+		k++;
+	}
+	uint64_t said = s->rec.published + s->rec.skipped + s->rec.failed;
+	if (!err) {
+		a->send.paths = paths;
+		a->send.names = names;
+		a->send.n_paths = n;
+		a->send.ranges = rg;
+		a->send.dest = dst->path;
+		a->send.on_file = on_file;
+		a->send.arg = s;
+		err = ferry_send(dst->host, dst->port, &a->c.o, &a->send, rep,
+				 why, sizeof(why));
+		s->rec.sessions++;
+		if (rep->transport[0])
+			stage_copy(s->rec.transport, sizeof(s->rec.transport),
+				   rep->transport);
+	}
+	if (err) {
+		/* what the session did not report has failed with it */
+		said = s->rec.published + s->rec.skipped + s->rec.failed - said;
+		if (whole > said)
+			s->rec.failed += whole - said;
+		for (size_t i = s->range_base; i < s->n_ranges; i++)
+			if (s->ranges[i].outcome == STAGE_R_NONE) {
+				s->ranges[i].outcome = STAGE_R_FAILED;
+				s->rec.ranges_failed++;
+			}
+		char line[700];
+		snprintf(line, sizeof(line), "%s: %s", dst->url,
+			 why[0] ? why : ferry_strerror(err));
+		if (!s->rec.status) {
+			s->rec.status = err;
+			stage_copy(s->rec.why, sizeof(s->rec.why), line);
+		}
+		char who[32];
+		snprintf(who, sizeof(who), "(rank %" PRIu32 "'s session)",
+			 s->rec.rank);
+		add_fail(s, who, 0, 0, false, line);
+	}
+	free(paths);
+	free(names);
+	free(rg);
+	free(rep);
+}
+
+/* Rank 0: walk, map and deal; then every rank's buffer. Returns 0 or an
+ * error with why (every rank hears it). */
+static int plan(struct cli_args *a, char *const *srcs, size_t n_srcs,
+		unsigned n_dest, int ranks, struct stage_list *l,
+		uint8_t ***bufs, size_t **lens, char *why, size_t whylen)
+{
+	uint32_t *rd = calloc((size_t)ranks, sizeof(*rd));
+	int err = rd ? 0 : -ENOMEM;
+
+	if (!err)
+		err = stage_map(a->map, (unsigned)ranks, n_dest, rd, why,
+				whylen);
+	if (!err)
+		err = stage_walk(l, srcs, n_srcs, a->send.follow_symlinks, why,
+				 whylen);
+	if (!err)
+		err = stage_deal(l, (unsigned)ranks, rd, n_dest, a->split,
+				 a->c.o.chunk_size);
+	free(rd);
+	if (err) {
+		if (!why[0])
+			snprintf(why, whylen, "%s", ferry_strerror(err));
+		return err;
+	}
+	*bufs = calloc((size_t)ranks, sizeof(**bufs));
+	*lens = calloc((size_t)ranks, sizeof(**lens));
+	if (!*bufs || !*lens)
+		return -ENOMEM;
+	for (int r = 0; r < ranks; r++) {
+		(*bufs)[r] = stage_pack(l, (unsigned)r, &(*lens)[r]);
+		if (!(*bufs)[r])
+			return -ENOMEM;
+		if ((*lens)[r] > INT_MAX) {
+			snprintf(why, whylen,
+				 "rank %d's share of the file list is over 2 GiB; run with more ranks or stage the tree in parts",
+				 r);
+			return -E2BIG;
+		}
+	}
+	return 0;
+}
+
+/* Split the operands: SRCs, then one or more ferry:// destinations. */
+static int operands(int argc, char **argv, int first, struct dest **dsts,
+		    unsigned *n_dest, int *n_srcs)
+{
+	int i = argc;
+	char why[256];
+
+	while (i > first && !strncasecmp(argv[i - 1], "ferry://", 8))
+		i--;
+	*n_srcs = i - first;
+	*n_dest = (unsigned)(argc - i);
+	if (*n_srcs < 1 || *n_dest < 1) {
+		fprintf(stderr,
+			"ferry-stage: give one or more SRCs, then one or more ferry://HOST[:PORT]/DEST (see `ferry-stage --help`)\n");
+		return 2;
+	}
+	for (int j = first; j < i; j++)
+		if (!strncasecmp(argv[j], "ferry://", 8)) {
+			fprintf(stderr,
+				"ferry-stage: %s: the destinations come last, after every SRC\n",
+				argv[j]);
+			return 2;
+		}
+	*dsts = calloc(*n_dest, sizeof(**dsts));
+	if (!*dsts)
+		return 1;
+	for (unsigned d = 0; d < *n_dest; d++) {
+		struct dest *x = &(*dsts)[d];
+		x->url = argv[i + (int)d];
+		if (ferry_url_parse(x->url, x->host, sizeof(x->host), x->port,
+				    sizeof(x->port), x->path, sizeof(x->path),
+				    why, sizeof(why))) {
+			fprintf(stderr, "ferry-stage: %s: %s\n", x->url, why);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/* Everyone leaves with status; rank 0 has said why. */
+static int finish(int status)
+{
+	MPI_Finalize();
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_args a;
+	struct stage_list mine = { 0 }, all = { 0 };
+	struct dest *dsts = NULL;
+	struct rank_state s = { 0 };
+	uint8_t **bufs = NULL;
+	size_t *lens = NULL;
+	unsigned n_dest = 0;
+	int ranks, first, n_srcs = 0, prov, status = 0;
+	char why[1024] = "";
+
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &prov);
+	MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+
+	/* every rank reads the same command line; rank 0 alone says what
+	 * is wrong with it (or prints --help) */
+	int saved[2] = { -1, -1 };
+	if (g_rank) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		fflush(NULL);
+		for (int fd = 1; null >= 0 && fd <= 2; fd++) {
+			saved[fd - 1] = dup(fd);
+			dup2(null, fd);
+		}
+		if (null >= 0)
+			close(null);
+	}
+	argv[0] = "stage";
+	first = cli_parse(&cli_cmd_stage, argc, argv, &a);
+	if (first < 0)
+		return finish(a.exit);
+	status = operands(argc, argv, first, &dsts, &n_dest, &n_srcs);
+	if (!status && !cli_client(&a.c, "stage", true))
+		status = 2;
+	fflush(NULL);
+	for (int fd = 1; fd <= 2; fd++)
+		if (saved[fd - 1] >= 0) {
+			dup2(saved[fd - 1], fd);
+			close(saved[fd - 1]);
+		}
+	if (status)
+		return finish(status);
+	ferry_log_set(log_rank, NULL,
+		      a.c.quiet ? FERRY_LOG_ERR :
+		      a.c.verbose ? FERRY_LOG_DEBUG : FERRY_LOG_WARN);
+	if (a.c.o.rate_bps) /* the job's cap, shared by its ranks */
+		a.c.o.rate_bps = a.c.o.rate_bps / (uint64_t)ranks ?
+			a.c.o.rate_bps / (uint64_t)ranks : 1;
+
+	/* rank 0 deals; everyone hears whether that worked */
+	int err = 0;
+	if (!g_rank) {
+		err = plan(&a, argv + first, (size_t)n_srcs, n_dest, ranks,
+			   &all, &bufs, &lens, why, sizeof(why));
+		if (err)
+			fprintf(stderr, "ferry-stage: %s\n", why);
+	}
+	MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (err)
+		return finish(1);
+	int len = 0, *counts = NULL, *displs = NULL;
+	uint8_t *flat = NULL;
+	if (!g_rank) {
+		size_t total = 0;
+		counts = calloc((size_t)ranks, sizeof(*counts));
+		displs = calloc((size_t)ranks, sizeof(*displs));
+		for (int r = 0; r < ranks; r++)
+			total += lens[r];
+		flat = malloc(total + 1);
+		if (!counts || !displs || !flat || total > INT_MAX) {
+			fprintf(stderr, "ferry-stage: the file list is too large for one scatter (%zu bytes)\n",
+				total);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		total = 0;
+		for (int r = 0; r < ranks; r++) {
+			counts[r] = (int)lens[r];
+			displs[r] = (int)total;
+			memcpy(flat + total, bufs[r], lens[r]);
+			total += lens[r];
+			free(bufs[r]);
+		}
+		free(bufs);
+		free(lens);
+	}
+	MPI_Scatter(counts, 1, MPI_INT, &len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	uint8_t *buf = malloc((size_t)len + 1);
+	if (!buf)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	MPI_Scatterv(flat, counts, displs, MPI_BYTE, buf, len, MPI_BYTE, 0,
+		     MPI_COMM_WORLD);
+	free(flat);
+	free(counts);
+	free(displs);
+	if (stage_unpack(&mine, buf, (size_t)len))
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	free(buf);
+
+	/* this rank's sessions, one per destination it has items for */
+	s.rec.rank = (uint32_t)g_rank;
+	int hl = 0;
+	char host[MPI_MAX_PROCESSOR_NAME];
+	MPI_Get_processor_name(host, &hl);
+	stage_copy(s.rec.host, sizeof(s.rec.host), host);
+	snprintf(s.rec.transport, sizeof(s.rec.transport), "-");
+	size_t n_rg = 0;
+	for (size_t i = 0; i < mine.n; i++)
+		n_rg += mine.v[i].split != 0;
+	s.ranges = calloc(n_rg + 1, sizeof(*s.ranges));
+	s.range_names = calloc(n_rg + 1, sizeof(*s.range_names));
+	if (!s.ranges || !s.range_names)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	MPI_Barrier(MPI_COMM_WORLD);
+	double t0 = now();
+	for (unsigned d = 0; d < n_dest; d++)
+		run_dest(&s, &mine, d, &dsts[d], &a);
+	s.rec.seconds = now() - t0;
+	stage_list_free(&mine);
+
+	status = stage_report(&s.rec, s.ranges, s.n_ranges, s.fails,
+			      s.fails_len, &all, ranks, n_dest,
+			      (const char *const *)argv + first + n_srcs, &a);
+	free(s.ranges);
+	free(s.range_names);
+	free(s.fails);
+	stage_list_free(&all);
+	free(dsts);
+	return finish(status);
+}
