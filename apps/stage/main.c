@@ -213,14 +213,19 @@ static void run_dest(struct rank_state *s, const struct stage_list *l,
 				   rep->transport);
 	}
 	if (err) {
-		/* what the session did not report has failed with it */
+		/* what the session did not report has failed with it; a
+		 * session that reported every file failed only by them */
+		bool lost = false;
 		said = s->rec.published + s->rec.skipped + s->rec.failed - said;
-		if (whole > said)
+		if (whole > said) {
 			s->rec.failed += whole - said;
+			lost = true;
+		}
 		for (size_t i = s->range_base; i < s->n_ranges; i++)
 			if (s->ranges[i].outcome == STAGE_R_NONE) {
 				s->ranges[i].outcome = STAGE_R_FAILED;
 				s->rec.ranges_failed++;
+				lost = true;
 			}
 		char line[700];
 		snprintf(line, sizeof(line), "%s: %s", dst->url,
@@ -229,10 +234,12 @@ static void run_dest(struct rank_state *s, const struct stage_list *l,
 			s->rec.status = err;
 			stage_copy(s->rec.why, sizeof(s->rec.why), line);
 		}
-		char who[32];
-		snprintf(who, sizeof(who), "(rank %" PRIu32 "'s session)",
-			 s->rec.rank);
-		add_fail(s, who, 0, 0, false, line);
+		if (lost) {
+			char who[32];
+			snprintf(who, sizeof(who), "(rank %" PRIu32 "'s session)",
+				 s->rec.rank);
+			add_fail(s, who, 0, 0, false, line);
+		}
 	}
 	free(paths);
 	free(names);
