@@ -33,8 +33,9 @@ files=(README.md docs/*.md)
 set -f # the words of a line are split below, never globbed
 
 # First path components an absolute path in the docs may start with:
-# where ferry installs, what it reads, where examples put data.
-SYSTEM='usr|etc|var|run|dev|proc|sys|lib|opt|tmp|srv|data|home|mnt|bin|sbin|boot'
+# where ferry installs, what it reads, where examples put data (an HPC
+# site's scratch and Lustre mounts too).
+SYSTEM='usr|etc|var|run|dev|proc|sys|lib|opt|tmp|srv|data|home|mnt|bin|sbin|boot|scratch|lustre'
 # Paths inside a daemon's export (below its export root, as
 # docs/exports.md explains) and HTTP paths, as the examples spell them.
 EXPORTED='atlas|atla|atlasX|cms|incoming|shared/in|a|f1|no/such/file|metrics'

@@ -341,4 +341,26 @@ else
 	DPDK_RECV="--vdev=net_af_packet0,iface=@IF@,$AFP $MEM"
 	run_case uroce
 fi
+
+# The library example (docs/examples/mpi_stage.c): 3 ranks each write
+# their part and send it themselves; every part lands whole.
+if [ "$LAUNCH" = mpirun ] && [[ " $XPORTS " == *" tcp "* ]]; then
+	EX=$BUILD/apps/stage/mpi_stage
+	XP=tcp RB=$T/rb.ex RC=$T/rc.ex DPDK_RECV=
+	unset FERRY_DPDK
+	note "docs/examples/mpi_stage.c under mpirun, 3 ranks"
+	start_recvs
+	mkdir -p "$T/out"
+	ip netns exec $NSA env FERRY_KEY="$T/key" FERRY_TRANSPORT=tcp \
+		timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe -n 3 "$EX" "$T/out" \
+		ferry://$IPB/job >"$T/ex.out" 2>&1 ||
+		bad "mpi_stage failed: $(grep -v '^ *$' "$T/ex.out" | head -5)"
+	grep -q "3 of 3 parts staged" "$T/ex.out" ||
+		bad "mpi_stage's summary: $(cat "$T/ex.out")"
+	for r in 0 1 2; do
+		cmp -s "$T/out/part-$r.dat" "$RB/job/part-$r.dat" ||
+			bad "mpi_stage: part $r did not land whole"
+	done
+	stop_recvs
+fi
 finish
