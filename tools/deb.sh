@@ -3,8 +3,8 @@
 # files git tracks, and new ones it does not ignore), built with
 # dpkg-buildpackage -us -uc -b, then checked by lintian. The packages land
 # in OUT (default build-deb/): ferry, libferry0, libferry-dev, ferry-wanem,
-# gfal2-plugin-ferry, with their .changes and .buildinfo.
-# Exit status: 0 when the five packages were built and lintian reported no
+# gfal2-plugin-ferry, ferry-stage, with their .changes and .buildinfo.
+# Exit status: 0 when the six packages were built and lintian reported no
 # error; 1 otherwise.
 set -euo pipefail
 
@@ -33,7 +33,7 @@ echo "== dpkg-buildpackage -us -uc -b in $OUT/src"
 }
 rm -rf "$OUT/src"
 ls "$OUT"/*.deb
-want="ferry libferry0 libferry-dev ferry-wanem gfal2-plugin-ferry"
+want="ferry libferry0 libferry-dev ferry-wanem gfal2-plugin-ferry ferry-stage"
 for p in $want; do
 	ls "$OUT/${p}_"*.deb >/dev/null 2>&1 || {
 		echo "ferry deb: no $p package was built" >&2
@@ -42,4 +42,4 @@ for p in $want; do
 done
 echo "== lintian"
 lintian --fail-on error --info "$OUT"/*.changes | tee "$OUT/lintian.log"
-echo "ferry deb: 5 packages in $OUT, lintian found no error"
+echo "ferry deb: 6 packages in $OUT, lintian found no error"

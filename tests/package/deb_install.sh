@@ -34,7 +34,9 @@ tail -n 3 "$T/deb.log"
 grep -E "^E: " "$T/deb/lintian.log" && bad "lintian reports errors"
 
 note "a throw-away $SUITE root (cached)"
-# what the packages depend on, and the checks' tools
+# what the packages depend on, and the checks' tools (ferry-stage is
+# built and checked by lintian, not installed here: it would pull Open MPI
+# into the cached root)
 PKGS="ferry libferry0 libferry-dev ferry-wanem gfal2-plugin-ferry"
 debs=()
 for p in $PKGS; do
