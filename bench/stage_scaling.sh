@@ -19,8 +19,12 @@
 # Goals: ferry-stage >= 1.0x the hand split, and within 10% of linear
 # up to the host's cores (reported, not enforced).
 #
+# Then the rate cap: 4 ranks with -b CAP (default: what moves the set in
+# about 10 s, rounded to 100 Mb/s), the goodput against the cap (goal:
+# within 5%).
+#
 # Environment: NFILES (48), FILE_MB (16), BIG_MB (512), RANKS ("1 2 4"),
-# TRANSPORT (tcp), BUILD. Needs root, mpirun (openmpi-bin) and a build
+# TRANSPORT (tcp), CAP (bits/s, e.g. 1G), BUILD. Needs root, mpirun (openmpi-bin) and a build
 # with ferry-stage. Exit status 0 when every copy ran and checked out.
 #
 # Example: bench/stage_scaling.sh
@@ -177,7 +181,27 @@ for r in $RANKS; do
 	results+=("{\"ranks\": $r, \"stage_gbps\": $gs, \"hand_gbps\": $gh, \"ratio\": $ratio, \"scaling\": $scal, \"stage_s\": $ts, \"hand_s\": $th}")
 done
 cores=$(nproc)
-printf '{"bytes": %s, "transport": "%s", "cores": %s, "rows": [%s]}\n' "$BYTES" \
-	"$TRANSPORT" "$cores" "$(IFS=,; echo "${results[*]}")" >"$T/result.json"
+
+# the rate cap, over about 10 s
+cap=${CAP:-$(awk -v b="$BYTES" 'BEGIN { printf "%d", int(b * 8 / 10 / 1e8) * 1e8 }')}
+clear_dest
+wait_quiet 30 >/dev/null || true
+ip netns exec $NSA timeout -k 5 600 mpirun --allow-run-as-root --oversubscribe -n 4 \
+	"$STAGE" --key "$T/key" --transport "$TRANSPORT" --split "$split" --json -b "$cap" \
+	"$T/src/ds" ferry://$IPB/stage ferry://$IPC/stage >"$T/cap.json" 2>"$T/cap.err" ||
+	die "ferry-stage -b $cap failed: $(grep -v '^ *$' "$T/cap.err" | head -5)"
+check "ferry-stage -b $cap"
+capline=$(python3 - "$T/cap.json" "$cap" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+cap = float(sys.argv[2])
+got = r["bytes_moved"] * 8 / r["seconds"]
+print('{"cap_bps": %d, "goodput_bps": %.0f, "seconds": %.2f, "of_cap": %.3f}' %
+      (cap, got, r["seconds"], got / cap))
+PY
+)
+note "rate cap: $capline"
+printf '{"bytes": %s, "transport": "%s", "cores": %s, "rows": [%s], "cap": %s}\n' "$BYTES" \
+	"$TRANSPORT" "$cores" "$(IFS=,; echo "${results[*]}")" "$capline" >"$T/result.json"
 cat "$T/result.json"
 note "goals: ratio >= 1.0 at every rank count; scaling >= 0.90 up to $cores ranks (this host's cores)"
