@@ -24,7 +24,7 @@
 # within 5%).
 #
 # Environment: NFILES (48), FILE_MB (16), BIG_MB (512), RANKS ("1 2 4"),
-# TRANSPORT (tcp), CAP (bits/s, e.g. 1G), BUILD. Needs root, mpirun (openmpi-bin) and a build
+# TRANSPORT (tcp), CAP (bits per second, a plain number), BUILD. Needs root, mpirun (openmpi-bin) and a build
 # with ferry-stage. Exit status 0 when every copy ran and checked out.
 #
 # Example: bench/stage_scaling.sh
@@ -183,6 +183,7 @@ done
 cores=$(nproc)
 
 # the rate cap, over about 10 s
+[ -z "${CAP:-}" ] || [[ "$CAP" =~ ^[1-9][0-9]*$ ]] || die "CAP must be bits per second, a plain number"
 cap=${CAP:-$(awk -v b="$BYTES" 'BEGIN { printf "%d", int(b * 8 / 10 / 1e8) * 1e8 }')}
 clear_dest
 wait_quiet 30 >/dev/null || true
