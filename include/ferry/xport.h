@@ -150,7 +150,9 @@ struct ferry_xport_attr {
 				 transport's poll_modes */
 	uint64_t rate_bps;    /* sender: the session's cap on payload bits
 				 per second, for a transport that paces its
-				 endpoints itself (tcp); 0: none */
+				 endpoints itself (tcp: SO_MAX_PACING_RATE;
+				 uroce: each packet; verbs: the device's QP
+				 rate limit, where it has one); 0: none */
 	uint64_t sockbuf;     /* the session's plan: socket buffer bytes per
 				 endpoint for a transport that has sockets
 				 (tcp), where conf sets none; 0: the

@@ -343,6 +343,12 @@ int ferry__verbs_accept(struct ferry_xport *x, const void *peer_blob,
 /* Sender, before connect: the receiver may write into ring too. */
 int ferry__verbs_duplex(struct ferry_xport *x, struct ferry_mr *ring,
 			char *why, size_t whylen);
+/* A sender with a rate cap (attr.rate_bps): each connected QP limited to
+ * its share by the device (ibv_modify_qp_rate_limit), where the device
+ * offers it; otherwise the pipeline's pacing of chunks is the cap alone
+ * (said at debug level). */
+void ferry__verbs_rate_limit(struct ferry_xport *x);
+
 int ferry__verbs_connect(struct ferry_xport *x, const void *blob,
 			 size_t blob_len, void *out, size_t *out_len,
 			 char *why, size_t whylen);

@@ -599,9 +599,9 @@ static int connect_all(struct ferry_xport *x,
 	return 0;
 }
 
-int ferry__verbs_connect(struct ferry_xport *x, const void *blob,
-			 size_t blob_len, void *out, size_t *out_len,
-			 char *why, size_t whylen)
+static int connect_any(struct ferry_xport *x, const void *blob,
+		       size_t blob_len, void *out, size_t *out_len, char *why,
+		       size_t whylen)
 {
 	struct ferry__verbs_blob bl;
 	struct sockaddr_storage src;
@@ -702,4 +702,15 @@ void ferry__verbs_cm_close(struct ferry_xport *x)
 	if (x->ch)
 		rdma_destroy_event_channel(x->ch);
 	x->ch = NULL;
+}
+
+int ferry__verbs_connect(struct ferry_xport *x, const void *blob,
+			 size_t blob_len, void *out, size_t *out_len,
+			 char *why, size_t whylen)
+{
+	int err = connect_any(x, blob, blob_len, out, out_len, why, whylen);
+
+	if (!err)
+		ferry__verbs_rate_limit(x);
+	return err;
 }

@@ -164,6 +164,33 @@ int ferry__verbs_ep_init(struct ferry_xport *x, struct verbs_ep *e,
 	return 0;
 }
 
+void ferry__verbs_rate_limit(struct ferry_xport *x)
+{
+	uint64_t kbps = x->n_ep ? x->attr.rate_bps / 1000 / x->n_ep : 0;
+	int err = 0;
+
+	if (!kbps)
+		return;
+	if (kbps > UINT32_MAX)
+		kbps = UINT32_MAX;
+	for (unsigned i = 0; i < x->n_ep && !err; i++) {
+		struct ibv_qp_rate_limit_attr ra = {
+			.rate_limit = (uint32_t)kbps,
+			.typical_pkt_sz = (uint16_t)x->mtu,
+		};
+		err = ferry__verbs_ibv(ibv_modify_qp_rate_limit(x->ep[i].qp,
+								&ra));
+	}
+	if (err)
+		ferry__log(FERRY_LOG_DEBUG,
+			   "verbs: %s has no queue pair rate limit (%s): the rate cap is the pipeline's pacing of chunks",
+			   x->dev, ferry_strerror(err));
+	else
+		ferry__log(FERRY_LOG_INFO,
+			   "verbs: each of %u queue pair(s) limited to %llu kb/s by the device",
+			   x->n_ep, (unsigned long long)kbps);
+}
+
 /* Before the QP reaches RTS (rdma_connect / rdma_accept). Kernels before
  * 4.18 lack the option: they keep rdma_cm's default. */
 static void set_ack_timeout(struct ferry_xport *x, struct verbs_ep *e)
