@@ -40,7 +40,8 @@ int ferry__client_open(const char *host, const char *port,
 {
 	int err;
 
-	err = ferry__dial(host, port, o->timeout_ms, fd, &xa->addr,
+	rep->dscp = o->dscp; /* the session's, whatever the receiver's */
+	err = ferry__dial(host, port, o->timeout_ms, o->dscp, fd, &xa->addr,
 			  &xa->addr_len, why, whylen);
 	if (err)
 		return err;
@@ -66,6 +67,21 @@ int ferry__client_propose(int fd, const struct ferry_opts *o,
 					    xa->addr_len);
 	int err;
 
+	/* the session's traffic class, for the receiver to mark its own
+	 * packets with; said only when there is one, so that a session
+	 * without it has the bytes of earlier versions */
+	if (o->dscp >= 0) {
+		m.type = FERRY_MSG_TCLASS;
+		m.u.tclass.dscp = (uint8_t)o->dscp;
+		err = ferry__ctrl_send(fd, &m, o->timeout_ms);
+		if (err) {
+			ferry__why(why, whylen, "control channel: %s",
+				   ferry_strerror(err));
+			return err;
+		}
+		memset(&m, 0, sizeof(m));
+		m.type = FERRY_MSG_PATH;
+	}
 	/* what this end knows of the path, for the receiver's plan */
 	ferry__path_local(o, fd, (const struct sockaddr *)&xa->addr,
 			  xa->addr_len, true, &m.u.path);
@@ -211,6 +227,7 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 	xa->conf = &o->xport;
 	xa->poll_mode = p->poll_mode;
 	xa->family = pick.family;
+	xa->dscp = o->dscp;
 	err = p->ops->open(xa, &p->x, why, whylen);
 	if (err)
 		return err;
@@ -387,6 +404,7 @@ int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 	memset(rep, 0, sizeof(*rep));
 	rep->peer_cpu_user = rep->peer_cpu_sys = -1;
 	rep->numa_node = -1;
+	rep->dscp = -1;
 	rep->test_bytes = spec->bytes;
 	rep->test_seconds = spec->bytes ? 0 : spec->seconds;
 	if (spec->seconds <= 0 && spec->bytes == 0) {
