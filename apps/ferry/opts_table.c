@@ -607,7 +607,7 @@ const struct cli_opt cli_opts[] = {
 		  "core per stream) or sleep until signalled; default busy on "
 		  "verbs (event when the streams outnumber the CPUs), busy on "
 		  "uroce (its only mode), event on tcp" },
-	{ .name = "dscp", .arg = "N", .cmds = SENDERS, .group = G_PIPELINE,
+	{ .name = "dscp", .arg = "N", .cmds = PEERS, .group = G_PIPELINE,
 	  .set = set_dscp,
 	  .help = "mark every packet of the session, both ways, with DSCP N "
 		  "(0-63; default: unmarked, the system's default), for a "
@@ -616,18 +616,10 @@ const struct cli_opt cli_opts[] = {
 		  "connection and every data stream; uroce writes N into "
 		  "every frame's IPv4 DS field beside its ECN bits; verbs "
 		  "gives its queue pairs the traffic class N x 4. The "
-		  "receiver marks its own packets (credits, ACKs, control) "
-		  "with it",
-	  .like = "iperf3 --dscp" },
-	{ .name = "dscp", .arg = "N", .cmds = CLI_RECV, .group = G_PIPELINE,
-	  .set = set_dscp,
-	  .help = "mark this receiver's packets with DSCP N (0-63; default: "
-		  "unmarked) in sessions whose sender names no class (a "
-		  "sender's --dscp marks both ends of its session, this "
-		  "receiver's credits and ACKs included): its control "
-		  "connections from the first SYN-ACK, its transport's "
-		  "credits and ACKs as --dscp says for senders; with --exports "
-		  "also the pushes it runs (pull, third-party copy)",
+		  "sender's class wins: the receiver marks its own packets "
+		  "(credits, ACKs, control) with it, and with its own --dscp "
+		  "only for senders that name none (and, with --exports, the "
+		  "pushes it runs)",
 	  .like = "iperf3 --dscp" },
 	{ .name = "tclass", .arg = "N", .cmds = PEERS, .group = G_PIPELINE,
 	  .set = set_tclass,

@@ -56,12 +56,24 @@ int ferry__client_open(const char *host, const char *port,
 	return err;
 }
 
+/* Send m; why says the control channel failed, where it did. */
+static int send_ctl(int fd, const struct ferry_msg *m, int timeout_ms,
+		    char *why, size_t whylen)
+{
+	int err = ferry__ctrl_send(fd, m, timeout_ms);
+
+	if (err)
+		ferry__why(why, whylen, "control channel: %s",
+			   ferry_strerror(err));
+	return err;
+}
+
 int ferry__client_propose(int fd, const struct ferry_opts *o,
 			  const struct ferry_xport_attr *xa,
 			  struct ferry__xscan *xs, uint32_t mode,
 			  uint64_t total_bytes, char *why, size_t whylen)
 {
-	struct ferry_msg m = { .type = FERRY_MSG_PATH };
+	struct ferry_msg m = { .type = FERRY_MSG_TCLASS };
 	uint32_t offer = ferry__xport_offer(xs,
 					    (const struct sockaddr *)&xa->addr,
 					    xa->addr_len);
@@ -71,26 +83,19 @@ int ferry__client_propose(int fd, const struct ferry_opts *o,
 	 * packets with; said only when there is one, so that a session
 	 * without it has the bytes of earlier versions */
 	if (o->dscp >= 0) {
-		m.type = FERRY_MSG_TCLASS;
 		m.u.tclass.dscp = (uint8_t)o->dscp;
-		err = ferry__ctrl_send(fd, &m, o->timeout_ms);
-		if (err) {
-			ferry__why(why, whylen, "control channel: %s",
-				   ferry_strerror(err));
+		err = send_ctl(fd, &m, o->timeout_ms, why, whylen);
+		if (err)
 			return err;
-		}
-		memset(&m, 0, sizeof(m));
-		m.type = FERRY_MSG_PATH;
 	}
 	/* what this end knows of the path, for the receiver's plan */
+	memset(&m, 0, sizeof(m));
+	m.type = FERRY_MSG_PATH;
 	ferry__path_local(o, fd, (const struct sockaddr *)&xa->addr,
 			  xa->addr_len, true, &m.u.path);
-	err = ferry__ctrl_send(fd, &m, o->timeout_ms);
-	if (err) {
-		ferry__why(why, whylen, "control channel: %s",
-			   ferry_strerror(err));
+	err = send_ctl(fd, &m, o->timeout_ms, why, whylen);
+	if (err)
 		return err;
-	}
 	memset(&m, 0, sizeof(m));
 	m.type = FERRY_MSG_PROPOSE;
 	m.u.propose = (struct ferry_params){
@@ -101,11 +106,7 @@ int ferry__client_propose(int fd, const struct ferry_opts *o,
 		.chunk_size = o->chunk_size,
 		.total_bytes = total_bytes,
 	};
-	err = ferry__ctrl_send(fd, &m, o->timeout_ms);
-	if (err)
-		ferry__why(why, whylen, "control channel: %s",
-			   ferry_strerror(err));
-	return err;
+	return send_ctl(fd, &m, o->timeout_ms, why, whylen);
 }
 
 /* A duplex session (osu): the receiver writes into the sender's pool too. */

@@ -30,17 +30,6 @@ if ! out=$(env -u FERRY_DPDK "$FERRY" bench --transport uroce -n 1M \
 	esac
 fi
 
-# As uroce_netns.sh: what runs in our namespaces dies with them, and the
-# hugepages reserved here go back.
-HP_FILE=/proc/sys/vm/nr_hugepages
-HP_WAS=$(cat $HP_FILE 2>/dev/null || echo)
-dscp_cleanup() {
-	cleanup_procs
-	[ "$UROCE" = yes ] && [ -n "$HP_WAS" ] && echo "$HP_WAS" >$HP_FILE 2>/dev/null
-	cleanup
-}
-trap dscp_cleanup EXIT
-
 make_pair
 ip -n $NSA link set $VETHA mtu 9000 || fail "veth MTU 9000"
 ip -n $NSB link set $VETHB mtu 9000 || fail "veth MTU 9000"
@@ -57,12 +46,8 @@ capture() {
 		-w "$T/$1.pcapng" -q >"$T/$1.tshark.out" 2>"$T/$1.tshark.err" &
 	TPID=$!
 	PIDS+=("$TPID")
-	for _ in $(seq 300); do
-		grep -q "Capturing on" "$T/$1.tshark.err" && return 0
-		sleep 0.1
-	done
-	cat "$T/$1.tshark.err"
-	fail "tshark did not start"
+	wait_grep "Capturing on" "$T/$1.tshark.err" 30 ||
+		{ cat "$T/$1.tshark.err"; fail "tshark did not start"; }
 }
 stop_capture() {
 	sleep 0.5
@@ -144,59 +129,24 @@ PY
 [ ${#FAILS[@]} -eq 0 ] || finish "(tcp)"
 [ "$UROCE" = yes ] || skip "tcp part passed; uroce: $UROCE"
 
-# DPDK memory: 2 MiB hugepages when they can be had, else --no-huge.
-free_huge() { awk '/^HugePages_Free/ { print $2 }' /proc/meminfo; }
-[ "${HP_WAS:-0}" -lt 1024 ] 2>/dev/null && echo 1024 >$HP_FILE 2>/dev/null
-if [ "$(free_huge)" -ge 400 ] 2>/dev/null; then
-	MEM=""
-else
-	MEM="--no-huge -m 512"
-fi
-AFP="framesz=16384,blocksz=16384,framecnt=1024"
-set_dpdk() {
-	# B's own frames (ACKs, credits) skip the kernel's queueing layer by
-	# default and would be invisible to a capture there: qdisc_bypass=0.
-	DPDK_B="--vdev=net_af_packet0,iface=$VETHB,$AFP,qdisc_bypass=0 $MEM"
-	DPDK_A="--vdev=net_af_packet0,iface=$VETHA,$AFP $MEM"
-}
-set_dpdk
+# DPDK memory (hugepages, given back on exit, else --no-huge), each end's
+# EAL arguments (lib.sh, as uroce_netns.sh)
+uroce_dpdk
 PU=7472
-dpdk_failed() { grep -q "DPDK EAL did not start\|cannot make mbuf pools" "$@"; }
 urecv() {
-	ip netns exec $NSB env FERRY_DPDK="$DPDK_B" timeout 120 "$FERRY" recv \
-		--key "$T/key" --transport uroce -B $IPB -p $PU -i 0 \
-		-d "$T/dst-uroce" >"$T/uroce.recv.out" 2>"$T/uroce.recv.err" &
-	UPID=$!
-	PIDS+=($UPID)
-	wait_listen $PU $NSB
+	uroce_recv uroce.recv $PU --key "$T/key" -i 0 -d "$T/dst-uroce"
 }
-usend() {
-	ip netns exec $NSA env FERRY_DPDK="$DPDK_A" timeout 60 "$FERRY" "$@"
+ufirst() {
+	uroce_send bench --key "$T/key" --transport uroce -n 1M $IPB:$PU \
+		>"$T/first.out" 2>&1
 }
-
-# Can DPDK start here? A first small session says (without hugepages,
-# again with --no-huge), as in uroce_netns.sh.
-urecv
-if ! usend bench --key "$T/key" --transport uroce -n 1M $IPB:$PU \
-	>"$T/first.out" 2>&1; then
-	dpdk_failed "$T/first.out" "$T/uroce.recv.err" ||
-		{ tail -5 "$T/first.out" "$T/uroce.recv.err"; fail "the first uroce session failed"; }
-	[ -z "$MEM" ] || skip "tcp part passed; uroce: DPDK cannot start here: $(grep -ho 'uroce: DPDK.*' "$T/first.out" "$T/uroce.recv.err" | head -1)"
-	kill -9 $UPID 2>/dev/null
-	wait $UPID 2>/dev/null
-	MEM="--no-huge -m 512"
-	set_dpdk
-	urecv
-	usend bench --key "$T/key" --transport uroce -n 1M $IPB:$PU \
-		>"$T/first.out" 2>&1 ||
-		{ dpdk_failed "$T/first.out" "$T/uroce.recv.err" &&
-		  skip "tcp part passed; uroce: DPDK cannot start here: $(grep -ho 'uroce: DPDK.*' "$T/first.out" "$T/uroce.recv.err" | head -1)"
-		  tail -5 "$T/first.out" "$T/uroce.recv.err"; fail "the first uroce session failed"; }
-fi
+# Can DPDK start here? A first small session says (lib.sh).
+UROCE_SKIP="tcp part passed; uroce: "
+uroce_first urecv uroce_stop ufirst "$T/first.out" "$T/uroce.recv.err"
 
 note "uroce: send --dscp 10 from $IPA to $IPB, captured on $VETHB"
 capture uroce "udp port 4791"
-usend send --key "$T/key" --transport uroce --dscp 10 -P 2 --json \
+uroce_send send --key "$T/key" --transport uroce --dscp 10 -P 2 --json \
 	"$T/src" $IPB:$PU >"$T/uroce.json" 2>"$T/uroce.err" ||
 	{ tail -5 "$T/uroce.err" "$T/uroce.recv.err"; fail "send over uroce"; }
 stop_capture
