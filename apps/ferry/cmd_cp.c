@@ -360,6 +360,10 @@ static int copy(const struct side *src, const struct side *dst,
 				 dst->remote ? "client" : "receiver");
 			rep->bytes = co->bytes;
 			rep->seconds = secs;
+			/* a pull's receiver marks its packets with this,
+			 * unless the daemon names its own; a third-party
+			 * copy moves nothing through this host */
+			rep->dscp = dst->remote ? -1 : c->o.dscp;
 		}
 		rep->files_total = total;
 		rep->files_done = co->published;

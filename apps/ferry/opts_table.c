@@ -175,6 +175,41 @@ static bool set_poll(struct cli_args *a, const struct cli_opt *o,
 	return true;
 }
 
+static bool set_dscp(struct cli_args *a, const struct cli_opt *o,
+		     const char *arg)
+{
+	unsigned u;
+
+	(void)o;
+	if (!cli_uint(a->cmd, "--dscp", arg, 0, FERRY_DSCP_MAX, &u))
+		return false;
+	a->c.o.dscp = (int)u;
+	return true;
+}
+
+/* A traffic-class byte, as verbs tools and iperf3 -S take it (decimal,
+ * or hex after 0x): its top six bits are the DSCP, its ECN bits are the
+ * transport's own. */
+static bool set_tclass(struct cli_args *a, const struct cli_opt *o,
+		       const char *arg)
+{
+	char *end;
+	unsigned long v;
+
+	(void)o;
+	errno = 0;
+	v = (arg[0] == '0' && (arg[1] == 'x' || arg[1] == 'X')) ?
+		    strtoul(arg + 2, &end, 16) : strtoul(arg, &end, 10);
+	if (end == arg || (arg[0] == '0' && end == arg + 2) || *end ||
+	    errno || arg[0] == '-' || v > 255) {
+		fprintf(stderr, "%s: bad value '%s' for --tclass: want a traffic-class byte from 0 to 255 (or 0x00 to 0xff); its top six bits are the DSCP\n",
+			cli_who(a->cmd), arg);
+		return false;
+	}
+	a->c.o.dscp = (int)(v >> 2);
+	return true;
+}
+
 static bool set_key_name(struct cli_args *a, const struct cli_opt *o,
 			 const char *arg)
 {
@@ -572,6 +607,27 @@ const struct cli_opt cli_opts[] = {
 		  "core per stream) or sleep until signalled; default busy on "
 		  "verbs (event when the streams outnumber the CPUs), busy on "
 		  "uroce (its only mode), event on tcp" },
+	{ .name = "dscp", .arg = "N", .cmds = PEERS, .group = G_PIPELINE,
+	  .set = set_dscp,
+	  .help = "mark every packet of the session, both ways, with DSCP N "
+		  "(0-63; default: unmarked, the system's default), for a "
+		  "fabric that gives staging its own priority and queue: tcp "
+		  "sets IP_TOS (IPv6: IPV6_TCLASS) to N x 4 on the control "
+		  "connection and every data stream; uroce writes N into "
+		  "every frame's IPv4 DS field beside its ECN bits; verbs "
+		  "gives its queue pairs the traffic class N x 4. The "
+		  "sender's class wins: the receiver marks its own packets "
+		  "(credits, ACKs, control) with it, and with its own --dscp "
+		  "only for senders that name none (and, with --exports, the "
+		  "pushes it runs)",
+	  .like = "iperf3 --dscp" },
+	{ .name = "tclass", .arg = "N", .cmds = PEERS, .group = G_PIPELINE,
+	  .set = set_tclass,
+	  .help = "the same as --dscp, given as a traffic-class byte (0-255, "
+		  "or 0x00-0xff), as verbs tools and iperf3 -S take it: its "
+		  "top six bits are the DSCP (--tclass 40 is --dscp 10), its "
+		  "two ECN bits are ignored",
+	  .like = "iperf3 -S, --tos" },
 	{ .name = "cpus", .arg = "LIST", .cmds = PEERS, .group = G_PIPELINE,
 	  STR(c.o.cpulist),
 	  .help = "pin this host's workers to these CPUs (default: the NIC's "

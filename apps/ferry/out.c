@@ -42,12 +42,14 @@ void out_interval(const struct ferry_report *r, const struct ferry_interval *iv,
 
 void out_summary(FILE *f, const char *prefix, const struct ferry_report *r)
 {
-	char b[32], pool[32];
+	char b[32], pool[32], dscp[24] = "";
 	double cpu = r->cpu_user + r->cpu_sys;
 
-	fprintf(f, "%s%s over %s (%s; %s polling): %u stream(s), %llu KiB chunks, %u slots (%u per stream)\n",
+	if (r->dscp >= 0)
+		snprintf(dscp, sizeof(dscp), "; DSCP %d", r->dscp);
+	fprintf(f, "%s%s over %s (%s; %s polling%s): %u stream(s), %llu KiB chunks, %u slots (%u per stream)\n",
 		prefix, r->role, r->transport, r->transport_why,
-		r->poll[0] ? r->poll : "?", r->streams,
+		r->poll[0] ? r->poll : "?", dscp, r->streams,
 		(unsigned long long)(r->chunk_size >> 10), r->slots, r->depth);
 	if (r->plan[0])
 		fprintf(f, "%spath: %s\n", prefix, r->plan);

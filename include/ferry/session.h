@@ -85,6 +85,15 @@ struct ferry_opts {
 				  paced chunk by chunk over all streams
 				  (tcp: each socket paced by the kernel
 				  too); 0: no cap */
+	int dscp;              /* the session's traffic class: a DSCP, 0 ..
+				  FERRY_DSCP_MAX, on every packet of the
+				  session, both ways: the control connection
+				  and each transport's data (attr.dscp says
+				  how). A sender's travels to the receiver,
+				  which marks its own packets (credits,
+				  ACKs) with it; a receiver's is for senders
+				  that name none. -1 (the default): leave
+				  the system's default */
 	struct ferry_xport_conf xport; /* each transport's own settings
 					  (socket buffers, DPDK arguments,
 					  device...): ferry_xport_conf_init's

@@ -37,6 +37,9 @@ struct ferry_report {
 				    of its wire family (uroce and verbs
 				    both speak RoCEv2); "" unknown */
 	char poll[8];        /* "busy" or "event": how completions are awaited */
+	int dscp;            /* the DSCP this side marked its packets with
+				(ferry_opts.dscp: a receiver's is the
+				sender's); -1: none, the system's default */
 	unsigned streams, slots, depth;
 	uint64_t chunk_size;
 	/* the path plan (ferry_opts.fixed): the RTT measured at the start

@@ -22,6 +22,8 @@
 #include <sys/socket.h>
 
 #define FERRY_XPORT_MSG_MAX 64 /* largest small message (post_send) */
+#define FERRY_DSCP_MAX 63      /* a DSCP is the top 6 bits of the IP
+				  DS field (RFC 2474); the low 2 are ECN */
 #define FERRY_EP_MAX 4096      /* largest endpoint blob */
 
 struct ferry_xport; /* one session's transport state, opaque */
@@ -166,6 +168,14 @@ struct ferry_xport_attr {
 				 the session measured it (0: unknown): a
 				 transport with timers of its own (uroce)
 				 starts them from it */
+	int dscp;             /* the session's traffic class: a DSCP, 0 ..
+				 FERRY_DSCP_MAX, that every packet this end
+				 sends carries (tcp: IP_TOS / IPV6_TCLASS
+				 dscp << 2 on each socket; uroce: the IPv4
+				 DS field of every frame, ECN bits kept;
+				 verbs: the QPs' traffic class dscp << 2);
+				 -1: the system's default (uroce: 0). Both
+				 ends get the sender's (lib/pipe) */
 };
 
 /* Ops table. Each transport defines one `const` instance. size is

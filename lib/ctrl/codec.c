@@ -133,6 +133,7 @@ LAYOUT(path, INT_MAX_(struct ferry_msg_path, fixed, FERRY_PATH_FIXED_ALL),
        INT(struct ferry_msg_path, buf_core_max),
        INT_MAX_(struct ferry_msg_path, buf_flags, FERRY_PATH_FORCE),
        INT(struct ferry_msg_path, sockbuf));
+LAYOUT(tclass, INT_MAX_(struct ferry_msg_tclass, dscp, FERRY_DSCP_MAX));
 LAYOUT(ep, VAR(struct ferry_msg_ep, len, data, FERRY_EP_MAX));
 LAYOUT(accept, SUB(struct ferry_msg_accept, params, params_body),
        SUB(struct ferry_msg_accept, ep, ep_body));
@@ -201,6 +202,7 @@ static const struct msg_codec codecs[] = {
 	[FERRY_MSG_FILE_SUMS] = { "FILE_SUMS", &blob_body },
 	[FERRY_MSG_FILE_DONES] = { "FILE_DONES", &blob_body },
 	[FERRY_MSG_PATH] = { "PATH", &path_body },
+	[FERRY_MSG_TCLASS] = { "TCLASS", &tclass_body },
 };
 
 /* ---- one encoder and one decoder, driven by a layout -------------------- */

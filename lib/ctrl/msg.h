@@ -58,6 +58,8 @@ enum ferry_msg_type {
 	FERRY_MSG_FILE_DONES = 19, /* receiver: FILE_DONEs, a batch (blob) */
 	FERRY_MSG_PATH = 20,      /* each side's view of the path, right
 				     before PROPOSE and before ACCEPT */
+	FERRY_MSG_TCLASS = 21,    /* sender: the session's DSCP, before
+				     PATH; only when it has one */
 };
 
 /* HELLO and CHALLENGE flags. */
@@ -125,6 +127,16 @@ struct ferry_msg_path {
 	uint64_t buf_core_max; /* wmem_max / rmem_max */
 	uint32_t buf_flags;
 	uint64_t sockbuf;
+};
+
+/* The session's traffic class (TCLASS): the DSCP the sender marks its
+ * packets with, which the receiver then marks its own with (the control
+ * connection's, and its transport's credits and ACKs). Sent first after
+ * the handshake, and only by a sender given one (ferry_opts.dscp), so a
+ * session without it has the bytes of earlier versions; a receiver of an
+ * earlier version refuses it as an unknown message. */
+struct ferry_msg_tclass {
+	uint8_t dscp; /* 0 .. FERRY_DSCP_MAX */
 };
 
 /* A transport's endpoint, opaque to the control channel. */
@@ -287,6 +299,7 @@ struct ferry_msg {
 		struct ferry_params propose;
 		struct ferry_msg_accept accept;
 		struct ferry_msg_path path;
+		struct ferry_msg_tclass tclass;
 		struct ferry_msg_error error;
 		struct ferry_msg_ep ready; /* the sender's endpoint blob */
 		struct ferry_msg_fin fin;

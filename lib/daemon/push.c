@@ -216,6 +216,7 @@ static void push_opts(struct ferry_opts *so, const struct ferry_opts *o,
 	so->numa_node = o->numa_node;
 	so->timeout_ms = o->timeout_ms;
 	so->xport = o->xport;
+	so->dscp = o->dscp; /* the daemon's class marks what it sends */
 	so->interval = (ps->marker_ms ? ps->marker_ms : MARKER_MS_DEFAULT) /
 		       1000.0;
 	if (so->interval < MARKER_MS_MIN / 1000.0)

@@ -34,8 +34,8 @@ int ferry__remote_connect(const char *host, const char *port,
 	}
 	snprintf(c->host, sizeof(c->host), "%s", host);
 	snprintf(c->port, sizeof(c->port), "%s", port);
-	err = ferry__dial(host, port, o->timeout_ms, &c->fd, &peer, &peer_len,
-			  why, whylen);
+	err = ferry__dial(host, port, o->timeout_ms, o->dscp, &c->fd, &peer,
+			  &peer_len, why, whylen);
 	if (err)
 		return err;
 	ferry__addr_str((struct sockaddr *)&peer, peer_len, c->peer,

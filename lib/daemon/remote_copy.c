@@ -382,6 +382,7 @@ static int pull_listen(struct ferry_remote *c, const struct ferry_opts *o,
 	lo.numa_node = o->numa_node;
 	lo.xport = o->xport;
 	lo.poll_mode = o->poll_mode;
+	lo.dscp = o->dscp; /* for a daemon that names no class */
 	lo.max_mem = o->max_mem;
 	err = ferry_server_open(host, "0", &lo, &rx->srv, why, whylen);
 	if (err)

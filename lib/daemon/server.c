@@ -101,6 +101,17 @@ int ferry_server_open(const char *addr, const char *port,
 		srv->o.key = NULL; /* every client names its key */
 	}
 	err = ferry__listen(addr, port, &srv->fd, why, whylen);
+	/* this end's own class, from the SYN-ACK on (accepted connections
+	 * inherit it), for senders that name none */
+	if (!err) {
+		err = ferry__dscp_set(srv->fd, o->dscp);
+		if (err) {
+			ferry__why(why, whylen,
+				   "cannot mark the control port with DSCP %d: %s",
+				   o->dscp, ferry_strerror(err));
+			close(srv->fd);
+		}
+	}
 	if (err) {
 		ferry__daemon_close(srv->d);
 		ferry__gate_close(srv->gate);
@@ -252,6 +263,8 @@ struct session_ctx {
 	struct ferry__who who;
 	struct ferry_msg_path path; /* the sender's PATH, when it sent one */
 	bool has_path;
+	int dscp;      /* the session's: the sender's TCLASS, else ours */
+	bool has_tclass;
 };
 
 /* Set up the pipeline and answer ACCEPT; then wait for the data streams
@@ -275,6 +288,7 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 	int err;
 
 	xa.addr_len = sizeof(xa.addr);
+	xa.dscp = sc->dscp;
 	getsockname(fd, (struct sockaddr *)&xa.addr, &xa.addr_len);
 	getpeername(fd, (struct sockaddr *)&peer, &peer_len);
 	if (sc->has_path) {
@@ -597,6 +611,20 @@ static int requests(struct ferry_server *srv, int fd,
 				   "a transfer token opens a file session, nothing else");
 			return refuse(fd, -EACCES, why);
 		}
+		if (!err && m->type == FERRY_MSG_TCLASS && !sc->has_tclass &&
+		    !sc->has_path) {
+			/* the sender's class, on our packets too from now */
+			sc->has_tclass = true;
+			sc->dscp = rep->dscp = m->u.tclass.dscp;
+			err = ferry__dscp_set(fd, sc->dscp);
+			if (err) {
+				ferry__why(why, whylen,
+					   "cannot mark the control connection with DSCP %d: %s",
+					   sc->dscp, ferry_strerror(err));
+				return refuse(fd, err, why);
+			}
+			continue;
+		}
 		if (!err && m->type == FERRY_MSG_PATH && !sc->has_path) {
 			sc->path = m->u.path; /* PROPOSE follows */
 			sc->has_path = true;
@@ -656,6 +684,7 @@ int ferry_server_session(struct ferry_server *srv, int fd,
 	memset(rep, 0, sizeof(*rep));
 	rep->peer_cpu_user = rep->peer_cpu_sys = -1;
 	rep->numa_node = -1;
+	rep->dscp = sc.dscp = o->dscp; /* until the sender names its own */
 	ferry__metrics_session_begin(FERRY__M_RECEIVER);
 	getpeername(fd, (struct sockaddr *)&peer, &peer_len);
 	ferry__addr_str((struct sockaddr *)&peer, peer_len, rep->peer,

@@ -40,7 +40,8 @@ int ferry__client_open(const char *host, const char *port,
 {
 	int err;
 
-	err = ferry__dial(host, port, o->timeout_ms, fd, &xa->addr,
+	rep->dscp = o->dscp; /* the session's, whatever the receiver's */
+	err = ferry__dial(host, port, o->timeout_ms, o->dscp, fd, &xa->addr,
 			  &xa->addr_len, why, whylen);
 	if (err)
 		return err;
@@ -55,26 +56,46 @@ int ferry__client_open(const char *host, const char *port,
 	return err;
 }
 
+/* Send m; why says the control channel failed, where it did. */
+static int send_ctl(int fd, const struct ferry_msg *m, int timeout_ms,
+		    char *why, size_t whylen)
+{
+	int err = ferry__ctrl_send(fd, m, timeout_ms);
+
+	if (err)
+		ferry__why(why, whylen, "control channel: %s",
+			   ferry_strerror(err));
+	return err;
+}
+
 int ferry__client_propose(int fd, const struct ferry_opts *o,
 			  const struct ferry_xport_attr *xa,
 			  struct ferry__xscan *xs, uint32_t mode,
 			  uint64_t total_bytes, char *why, size_t whylen)
 {
-	struct ferry_msg m = { .type = FERRY_MSG_PATH };
+	struct ferry_msg m = { .type = FERRY_MSG_TCLASS };
 	uint32_t offer = ferry__xport_offer(xs,
 					    (const struct sockaddr *)&xa->addr,
 					    xa->addr_len);
 	int err;
 
+	/* the session's traffic class, for the receiver to mark its own
+	 * packets with; said only when there is one, so that a session
+	 * without it has the bytes of earlier versions */
+	if (o->dscp >= 0) {
+		m.u.tclass.dscp = (uint8_t)o->dscp;
+		err = send_ctl(fd, &m, o->timeout_ms, why, whylen);
+		if (err)
+			return err;
+	}
 	/* what this end knows of the path, for the receiver's plan */
+	memset(&m, 0, sizeof(m));
+	m.type = FERRY_MSG_PATH;
 	ferry__path_local(o, fd, (const struct sockaddr *)&xa->addr,
 			  xa->addr_len, true, &m.u.path);
-	err = ferry__ctrl_send(fd, &m, o->timeout_ms);
-	if (err) {
-		ferry__why(why, whylen, "control channel: %s",
-			   ferry_strerror(err));
+	err = send_ctl(fd, &m, o->timeout_ms, why, whylen);
+	if (err)
 		return err;
-	}
 	memset(&m, 0, sizeof(m));
 	m.type = FERRY_MSG_PROPOSE;
 	m.u.propose = (struct ferry_params){
@@ -85,11 +106,7 @@ int ferry__client_propose(int fd, const struct ferry_opts *o,
 		.chunk_size = o->chunk_size,
 		.total_bytes = total_bytes,
 	};
-	err = ferry__ctrl_send(fd, &m, o->timeout_ms);
-	if (err)
-		ferry__why(why, whylen, "control channel: %s",
-			   ferry_strerror(err));
-	return err;
+	return send_ctl(fd, &m, o->timeout_ms, why, whylen);
 }
 
 /* A duplex session (osu): the receiver writes into the sender's pool too. */
@@ -211,6 +228,7 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 	xa->conf = &o->xport;
 	xa->poll_mode = p->poll_mode;
 	xa->family = pick.family;
+	xa->dscp = o->dscp;
 	err = p->ops->open(xa, &p->x, why, whylen);
 	if (err)
 		return err;
@@ -387,6 +405,7 @@ int ferry_bench(const char *host, const char *port, const struct ferry_opts *o,
 	memset(rep, 0, sizeof(*rep));
 	rep->peer_cpu_user = rep->peer_cpu_sys = -1;
 	rep->numa_node = -1;
+	rep->dscp = -1;
 	rep->test_bytes = spec->bytes;
 	rep->test_seconds = spec->bytes ? 0 : spec->seconds;
 	if (spec->seconds <= 0 && spec->bytes == 0) {

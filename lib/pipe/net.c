@@ -56,7 +56,8 @@ int ferry__accept(int lfd, struct sockaddr_storage *ss, socklen_t *sl)
 	return fd;
 }
 
-static int dial_one(const struct addrinfo *ai, int timeout_ms, int *out)
+static int dial_one(const struct addrinfo *ai, int timeout_ms, int dscp,
+		    int *out)
 {
 	int fd = socket(ai->ai_family,
 			SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -66,6 +67,10 @@ static int dial_one(const struct addrinfo *ai, int timeout_ms, int *out)
 
 	if (fd < 0)
 		return -errno;
+	/* before the SYN: every packet of the connection carries it */
+	err = ferry__dscp_set(fd, dscp);
+	if (err)
+		goto fail;
 	if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
 		if (errno != EINPROGRESS) {
 			err = -errno;
@@ -95,9 +100,9 @@ fail:
 	return err;
 }
 
-int ferry__dial(const char *host, const char *port, int timeout_ms, int *fd,
-		struct sockaddr_storage *peer, socklen_t *peer_len, char *why,
-		size_t whylen)
+int ferry__dial(const char *host, const char *port, int timeout_ms, int dscp,
+		int *fd, struct sockaddr_storage *peer, socklen_t *peer_len,
+		char *why, size_t whylen)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC,
 				  .ai_socktype = SOCK_STREAM };
@@ -111,7 +116,7 @@ int ferry__dial(const char *host, const char *port, int timeout_ms, int *fd,
 		return -EHOSTUNREACH;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
-		err = dial_one(ai, timeout_ms, fd);
+		err = dial_one(ai, timeout_ms, dscp, fd);
 		if (err == 0) {
 			memcpy(peer, ai->ai_addr, ai->ai_addrlen);
 			*peer_len = ai->ai_addrlen;

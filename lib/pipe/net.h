@@ -6,11 +6,13 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-/* Connect to host:port within timeout_ms; why says what went wrong in the
- * user's terms (refused, timed out, unresolvable, unreachable). */
-int ferry__dial(const char *host, const char *port, int timeout_ms, int *fd,
-		struct sockaddr_storage *peer, socklen_t *peer_len, char *why,
-		size_t whylen);
+/* Connect to host:port within timeout_ms, the socket marked with DSCP
+ * dscp from its SYN on (-1: the system's default; ferry__dscp_set); why
+ * says what went wrong in the user's terms (refused, timed out,
+ * unresolvable, unreachable). */
+int ferry__dial(const char *host, const char *port, int timeout_ms, int dscp,
+		int *fd, struct sockaddr_storage *peer, socklen_t *peer_len,
+		char *why, size_t whylen);
 
 /* Accept a control connection on lfd (ss, sl: the peer's address):
  * the fd, set up as ferry__dial's are, or -errno. */

@@ -15,6 +15,7 @@ void ferry_opts_init(struct ferry_opts *o)
 	o->chunk_size = FERRY_DEFAULT_CHUNK;
 	o->slots = FERRY_DEFAULT_SLOTS;
 	o->numa_node = -1;
+	o->dscp = -1;
 	o->timeout_ms = FERRY_DEFAULT_TIMEOUT_MS;
 	o->max_mem = FERRY_DEFAULT_MAX_MEM;
 	o->interval = 1.0;
@@ -57,6 +58,12 @@ int ferry__opts_check(const struct ferry_opts *o, struct ferry__xscan *s,
 		ferry__why(why, whylen,
 			   "timeout must be 0.1 s to 1 hour, not %d ms",
 			   o->timeout_ms);
+		return -EINVAL;
+	}
+	if (o->dscp < -1 || o->dscp > FERRY_DSCP_MAX) {
+		ferry__why(why, whylen,
+			   "DSCP must be 0 to %d (or -1: the system's default), not %d",
+			   FERRY_DSCP_MAX, o->dscp);
 		return -EINVAL;
 	}
 	if (o->interval < 0 || o->interval > 3600) {

@@ -155,8 +155,10 @@ static void start_json(const struct ferry_report *r, FILE *out)
 		strcmp(r->transport, "tcp") ? "RoCEv2" : "TCP", r->streams,
 		(unsigned long long)r->chunk_size);
 	jnum(out, r->test_seconds);
-	fprintf(out, ", \"bytes\": %llu, \"blocks\": 0, \"reverse\": %d, \"tos\": 0},\n",
-		(unsigned long long)r->test_bytes, sender ? 0 : 1);
+	/* iperf3's tos is the whole byte (-S): the DSCP's six bits, ECN 0 */
+	fprintf(out, ", \"bytes\": %llu, \"blocks\": 0, \"reverse\": %d, \"tos\": %d},\n",
+		(unsigned long long)r->test_bytes, sender ? 0 : 1,
+		r->dscp >= 0 ? r->dscp << 2 : 0);
 	fputs("    \"role\": ", out);
 	ferry_json_str(out, r->role);
 	fputs(", \"transport\": ", out);
@@ -167,6 +169,7 @@ static void start_json(const struct ferry_report *r, FILE *out)
 	ferry_json_str(out, r->peer_transport);
 	fputs(", \"poll\": ", out);
 	ferry_json_str(out, r->poll);
+	fprintf(out, ", \"dscp\": %d", r->dscp >= 0 ? r->dscp : -1);
 	fputs(", \"peer\": ", out);
 	ferry_json_str(out, r->peer);
 	fprintf(out,

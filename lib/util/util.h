@@ -62,6 +62,15 @@ const char *ferry__utc_date(int64_t secs, char *buf, size_t len);
 /* Descriptors this process has open now (a scan of /proc/self/fd). */
 long ferry__fds_in_use(void);
 
+/* Mark what socket fd sends with DSCP dscp (0 .. FERRY_DSCP_MAX; < 0:
+ * leave the system's default): IP_TOS = dscp << 2, and on an IPv6 socket
+ * IPV6_TCLASS as well (its IPv4 peers, v4-mapped, get IP_TOS's). The ECN
+ * bits stay the kernel's. Set it before connect or listen, so that the
+ * handshake is marked too (accepted sockets inherit the listener's).
+ * Returns 0, -EINVAL (dscp too large), -EAFNOSUPPORT (not an IP socket)
+ * or -errno. */
+int ferry__dscp_set(int fd, int dscp);
+
 /* Fill buf with len bytes from getrandom(). Returns 0 or -errno. */
 int ferry__random(void *buf, size_t len);
 

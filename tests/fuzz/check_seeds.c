@@ -34,6 +34,8 @@ static const struct {
 	{ "marker", 0, FERRY_MSG_MARKER },
 	{ "path", 0, FERRY_MSG_PATH },
 	{ "path_bad_flags", -FERRY_EPROTO, FERRY_MSG_PATH },
+	{ "tclass", 0, FERRY_MSG_TCLASS },
+	{ "tclass_bad_dscp", -FERRY_EPROTO, FERRY_MSG_TCLASS },
 	{ "two_frames", 0, FERRY_MSG_READY },
 	{ "version2", -FERRY_EVERSION, FERRY_MSG_HELLO },
 	{ "too_big", -FERRY_ETOOBIG, 0 },
@@ -105,6 +107,8 @@ static int check_fields(const struct ferry_msg *m)
 		       m->u.path.buf_core_max == 212992 &&
 		       m->u.path.buf_flags == FERRY_PATH_FORCE &&
 		       m->u.path.sockbuf == 0;
+	case FERRY_MSG_TCLASS:
+		return m->u.tclass.dscp == 46;
 	case FERRY_MSG_MARKER:
 		return m->u.marker.bytes == 5ull << 30 &&
 		       m->u.marker.total == 10ull << 30 &&

@@ -158,6 +158,9 @@ def main():
                                       4 << 30, 6 << 20, 212992, 1, 0)),
         "path_bad_flags": frame(20, struct.pack("<IIQQQQIQ", 4, 0, 0, 0, 0,
                                                 0, 2, 0)),
+        # TCLASS: the session's DSCP (46, EF); 64 does not fit six bits
+        "tclass": frame(21, b"\x2e"),
+        "tclass_bad_dscp": frame(21, b"\x40"),
         # Near misses the fuzzer can mutate from.
         "two_frames": frame(7, b"\x00\x00") + frame(3, mac),
         "version2": frame(1, hello(nonce, 0), version=2),

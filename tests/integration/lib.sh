@@ -208,3 +208,101 @@ assert r["start"]["transport"] == "tcp"
 print(f"ok: {e['bytes']} bytes in {e['seconds']:.2f} s, {e['gbps']:.2f} Gb/s")
 PY
 }
+
+# wait_grep PATTERN FILE SEC: until FILE has a line matching PATTERN (SEC
+# seconds at most); 1 if not.
+wait_grep() {
+	for _ in $(seq $(($3 * 10))); do
+		grep -q "$1" "$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---- uroce over DPDK net_af_packet, between make_pair's namespaces ----
+# (the caller sets the veths' MTU: 9000 for a 4 KiB path MTU)
+
+HP_FILE=/proc/sys/vm/nr_hugepages
+free_huge() { awk '/^HugePages_Free/ { print $2 }' /proc/meminfo; }
+AFP="framesz=16384,blocksz=16384,framecnt=1024"
+
+# What runs in our namespaces dies with them, and the hugepages that
+# uroce_dpdk reserved go back.
+uroce_cleanup() {
+	cleanup_procs
+	[ -n "${HP_WAS:-}" ] && echo "$HP_WAS" >$HP_FILE 2>/dev/null
+	cleanup
+}
+
+# uroce_dpdk_args: each end's EAL arguments, DPDK_A and DPDK_B, with MEM.
+uroce_dpdk_args() {
+	# B's own frames (ACKs, credits) skip the kernel's queueing layer by
+	# default and would be invisible to a capture there: qdisc_bypass=0.
+	DPDK_B="--vdev=net_af_packet0,iface=$VETHB,$AFP,qdisc_bypass=0 $MEM"
+	DPDK_A="--vdev=net_af_packet0,iface=$VETHA,$AFP $MEM"
+}
+
+# uroce_dpdk: DPDK's memory, 2 MiB hugepages when they can be had
+# (reserved here and given back on exit: it traps uroce_cleanup), else
+# --no-huge (MEM); then uroce_dpdk_args.
+uroce_dpdk() {
+	HP_WAS=$(cat $HP_FILE 2>/dev/null || echo)
+	trap uroce_cleanup EXIT
+	[ "${HP_WAS:-0}" -lt 1024 ] 2>/dev/null && echo 1024 >$HP_FILE 2>/dev/null
+	if [ "$(free_huge)" -ge 400 ] 2>/dev/null; then
+		MEM=""
+		note "DPDK on hugepages ($(free_huge) free 2 MiB pages)"
+	else
+		MEM="--no-huge -m 512"
+		note "not enough hugepages ($(free_huge) free): DPDK with --no-huge"
+	fi
+	uroce_dpdk_args
+}
+
+# uroce_first START STOP FIRST LOG...: can DPDK start here? Run START (a
+# receiver) and FIRST (a small first session), the caller's functions,
+# which write the LOGs. When DPDK did not start on hugepages: STOP, and
+# again with --no-huge; when it cannot start at all: skip, saying why
+# (after $UROCE_SKIP, where the caller sets one). Another failure fails.
+dpdk_failed() { grep -q "DPDK EAL did not start\|cannot make mbuf pools" "$@"; }
+uroce_first() {
+	local start=$1 stop=$2 first=$3
+	shift 3
+	$start
+	while ! $first; do
+		dpdk_failed "$@" ||
+			{ tail -20 "$@"; fail "the first uroce session failed"; }
+		[ -z "$MEM" ] ||
+			skip "${UROCE_SKIP:-}DPDK cannot start here: $(grep -ho 'uroce: DPDK.*' "$@" | head -1)"
+		note "DPDK did not start on hugepages: trying --no-huge"
+		$stop
+		MEM="--no-huge -m 512"
+		uroce_dpdk_args
+		$start
+	done
+}
+
+# uroce_recv NAME PORT ARGS...: `ferry recv --transport uroce ARGS` in B
+# on $IPB:PORT with B's EAL arguments, bounded (10 min), its output in
+# $T/NAME.out and $T/NAME.err; listening when this returns. URPID: its
+# pid (uroce_stop kills it).
+uroce_recv() {
+	local name=$1 port=$2
+	shift 2
+	ip netns exec $NSB env FERRY_DPDK="$DPDK_B" timeout 600 "$FERRY" recv \
+		--transport uroce -B $IPB -p $port "$@" \
+		>"$T/$name.out" 2>"$T/$name.err" &
+	URPID=$!
+	PIDS+=("$URPID")
+	wait_listen $port $NSB
+}
+uroce_stop() {
+	kill -9 $URPID 2>/dev/null
+	wait $URPID 2>/dev/null
+}
+
+# uroce_send ARGS...: ferry ARGS in A with A's EAL arguments, bounded
+# (2 min).
+uroce_send() {
+	ip netns exec $NSA env FERRY_DPDK="$DPDK_A" timeout 120 "$FERRY" "$@"
+}

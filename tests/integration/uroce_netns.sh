@@ -37,60 +37,19 @@ if ! command -v tshark >/dev/null; then
 	command -v tshark >/dev/null || skip "tshark is missing and could not be installed (see apt-get install tshark)"
 fi
 
-# Everything started here runs inside our namespaces (lib.sh's
-# cleanup_procs kills what is left there); give the hugepages back.
-HP_FILE=/proc/sys/vm/nr_hugepages
-HP_WAS=$(cat $HP_FILE 2>/dev/null || echo)
-uroce_cleanup() {
-	cleanup_procs
-	[ -n "$HP_WAS" ] && echo "$HP_WAS" >$HP_FILE 2>/dev/null
-	cleanup
-}
-trap uroce_cleanup EXIT
-
 make_pair
 ip -n $NSA link set $VETHA mtu 9000 || fail "veth MTU 9000"
 ip -n $NSB link set $VETHB mtu 9000 || fail "veth MTU 9000"
-
-# DPDK memory: 2 MiB hugepages when they can be had, else --no-huge.
-free_huge() { awk '/^HugePages_Free/ { print $2 }' /proc/meminfo; }
-[ "${HP_WAS:-0}" -lt 1024 ] 2>/dev/null && echo 1024 >$HP_FILE 2>/dev/null
-if [ "$(free_huge)" -ge 400 ] 2>/dev/null; then
-	MEM=""
-	note "DPDK on hugepages ($(free_huge) free 2 MiB pages)"
-else
-	MEM="--no-huge -m 512"
-	note "not enough hugepages ($(free_huge) free): DPDK with --no-huge"
-fi
-AFP="framesz=16384,blocksz=16384,framecnt=1024"
-set_dpdk() {
-	# B's own frames (ACKs, credits) skip the kernel's queueing layer by
-	# default and would be invisible to a capture there: qdisc_bypass=0.
-	DPDK_B="--vdev=net_af_packet0,iface=$VETHB,$AFP,qdisc_bypass=0 $MEM"
-	DPDK_A="--vdev=net_af_packet0,iface=$VETHA,$AFP $MEM"
-}
-set_dpdk
+# DPDK memory (hugepages, given back on exit, else --no-huge), each end's
+# EAL arguments (lib.sh)
+uroce_dpdk
 
 "$FERRY" keygen "$T/key" >/dev/null || fail "keygen"
 mkdir -p "$T/dst"
 port=7471
-RPID=
+# the receiver in B (one for every session), the sender in A (lib.sh)
 start_recv() {
-	ip netns exec $NSB env FERRY_DPDK="$DPDK_B" timeout 600 "$FERRY" recv \
-		--key "$T/key" --transport uroce -B $IPB -p $port -d "$T/dst" \
-		-i 0 -v >"$T/recv.out" 2>"$T/recv.err" &
-	RPID=$!
-	PIDS+=("$RPID")
-	wait_listen $port $NSB
-}
-stop_recv() {
-	kill -9 $RPID 2>/dev/null
-	wait $RPID 2>/dev/null
-}
-
-# sender A: ferry [args...], bounded, with A's DPDK arguments
-sender() {
-	ip netns exec $NSA env FERRY_DPDK="$DPDK_A" timeout 120 "$FERRY" "$@"
+	uroce_recv recv $port --key "$T/key" -d "$T/dst" -i 0 -v
 }
 
 # check_uroce FILE BYTES STREAMS: the bench report of a uroce run.
@@ -111,29 +70,16 @@ PY
 }
 
 # Can DPDK start here (memory, the af_packet PMD)? A first small session
-# says; without hugepages it is tried again with --no-huge.
-dpdk_failed() { grep -q "DPDK EAL did not start\|cannot make mbuf pools" "$@"; }
-start_recv
-if ! sender bench --key "$T/key" --transport uroce -n 4M $IPB:$port \
-	>"$T/first.out" 2>&1; then
-	dpdk_failed "$T/first.out" "$T/recv.err" ||
-		{ tail -20 "$T/first.out" "$T/recv.err"; fail "the first uroce session failed"; }
-	[ -z "$MEM" ] || skip "DPDK cannot start here: $(grep -ho 'uroce: DPDK.*' "$T/first.out" "$T/recv.err" | head -1)"
-	note "DPDK did not start on hugepages: trying --no-huge"
-	stop_recv
-	MEM="--no-huge -m 512"
-	set_dpdk
-	start_recv
-	sender bench --key "$T/key" --transport uroce -n 4M $IPB:$port \
-		>"$T/first.out" 2>&1 ||
-		{ dpdk_failed "$T/first.out" "$T/recv.err" &&
-		  skip "DPDK cannot start here: $(grep -ho 'uroce: DPDK.*' "$T/first.out" "$T/recv.err" | head -1)"
-		  tail -20 "$T/first.out" "$T/recv.err"; fail "the first uroce session failed"; }
-fi
+# says; without hugepages it is tried again with --no-huge (lib.sh).
+first_session() {
+	uroce_send bench --key "$T/key" --transport uroce -n 4M $IPB:$port \
+		>"$T/first.out" 2>&1
+}
+uroce_first start_recv uroce_stop first_session "$T/first.out" "$T/recv.err"
 
 for P in 1 2; do
 	note "bench 256 MiB over uroce, $P queue pair(s), $IPA -> $IPB"
-	sender bench --key "$T/key" --transport uroce -n 256M -P $P --json -v \
+	uroce_send bench --key "$T/key" --transport uroce -n 256M -P $P --json -v \
 		$IPB:$port >"$T/p$P.json" 2>"$T/p$P.err" ||
 		{ tail -20 "$T/p$P.err"; tail -20 "$T/recv.err"; fail "bench -P $P"; }
 	check_uroce "$T/p$P.json" $((256 << 20)) $P
@@ -148,7 +94,7 @@ head -c 4097 /dev/urandom >"$T/src/tree/sub/odd.bin"
 head -c 1 /dev/urandom >"$T/src/tree/sub/deeper/one"
 : >"$T/src/tree/empty"
 echo "hello over RoCEv2" >"$T/src/tree/hello.txt"
-sender send --key "$T/key" --transport uroce -P 2 --json -v "$T/src/tree" \
+uroce_send send --key "$T/key" --transport uroce -P 2 --json -v "$T/src/tree" \
 	$IPB:$port:/copy >"$T/send.json" 2>"$T/send.err" ||
 	{ tail -20 "$T/send.err"; tail -20 "$T/recv.err"; fail "send"; }
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["start"]["transport"]=="uroce"; assert r["end"]["files"]["failed"]==0' \
@@ -169,7 +115,7 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 grep -q "Capturing on" "$T/tshark.err" || { cat "$T/tshark.err"; fail "tshark did not start"; }
-sender bench --key "$T/key" --transport uroce -n 8M -P 2 --json \
+uroce_send bench --key "$T/key" --transport uroce -n 8M -P 2 --json \
 	$IPB:$port >"$T/cap.json" 2>"$T/cap.err" ||
 	{ tail -20 "$T/cap.err"; fail "bench during the capture"; }
 check_uroce "$T/cap.json" $((8 << 20)) 2
@@ -202,6 +148,6 @@ last=$(tail -1 "$T/dump.out")
 echo "ok: rocedump: $last"
 
 note "the receiver is still serving"
-kill -0 $RPID 2>/dev/null || { tail "$T/recv.err"; fail "ferry recv died"; }
+kill -0 $URPID 2>/dev/null || { tail "$T/recv.err"; fail "ferry recv died"; }
 grep "uroce: endpoint .* failed" "$T/recv.err" && fail "a receiver QP failed"
 echo "PASS"

@@ -17,7 +17,7 @@ static const uint16_t codec_types[] = {
 	FERRY_MSG_FILES,     FERRY_MSG_MANIFEST,  FERRY_MSG_PLAN,
 	FERRY_MSG_FILE_SUM,  FERRY_MSG_FILE_DONE, FERRY_MSG_REQ,
 	FERRY_MSG_REPLY,     FERRY_MSG_MARKER,    FERRY_MSG_FILE_SUMS,
-	FERRY_MSG_FILE_DONES, FERRY_MSG_PATH,
+	FERRY_MSG_FILE_DONES, FERRY_MSG_PATH,     FERRY_MSG_TCLASS,
 };
 
 static inline void codec_sample_params(struct ferry_params *p)
@@ -109,6 +109,9 @@ static inline void codec_sample(uint16_t type, struct ferry_msg *m)
 		m->u.path.buf_core_max = 212992;
 		m->u.path.buf_flags = FERRY_PATH_FORCE;
 		m->u.path.sockbuf = 0x0102030405060708ull;
+		break;
+	case FERRY_MSG_TCLASS:
+		m->u.tclass.dscp = 46; /* EF */
 		break;
 	case FERRY_MSG_FILE_SUM:
 		m->u.file_sum.idx = 0x01020304;

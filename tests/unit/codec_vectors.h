@@ -1,5 +1,5 @@
 /* Generated from codec_samples.h by the encoder the table-driven codec
- * replaced (PATH: written later, below); never regenerate: these bytes
+ * replaced (PATH and TCLASS: written later, below); never regenerate: these bytes
  * are what earlier peers send and expect. */
 #ifndef FERRY_TEST_CODEC_VECTORS_H
 #define FERRY_TEST_CODEC_VECTORS_H
@@ -156,6 +156,12 @@ static const uint8_t vec_PATH[64] = {
 	0x04, 0x03, 0x02, 0x01,
 };
 
+/* Added with TCLASS, by hand likewise: a body of one byte, the DSCP. */
+static const uint8_t vec_TCLASS[13] = {
+	0x46, 0x52, 0x52, 0x59, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x15, 0x00,
+	0x2e,
+};
+
 static const struct codec_vector {
 	uint16_t type;
 	const uint8_t *bytes;
@@ -181,6 +187,7 @@ static const struct codec_vector {
 	{ FERRY_MSG_FILE_SUMS, vec_FILE_SUMS, sizeof(vec_FILE_SUMS) },
 	{ FERRY_MSG_FILE_DONES, vec_FILE_DONES, sizeof(vec_FILE_DONES) },
 	{ FERRY_MSG_PATH, vec_PATH, sizeof(vec_PATH) },
+	{ FERRY_MSG_TCLASS, vec_TCLASS, sizeof(vec_TCLASS) },
 };
 
 static const uint8_t vec_manifest[60] = {

@@ -161,6 +161,62 @@ static void test_parse(void)
 	CU_ASSERT_EQUAL(a.exit, 2);
 }
 
+/* --dscp and --tclass set ferry_opts.dscp (--tclass's top six bits);
+ * values out of range are refused; without either the session is
+ * unmarked (-1). The summary line names the class only when there is
+ * one. */
+static void test_dscp(void)
+{
+	char *none[] = { "bench", "h", NULL };
+	char *send[] = { "send", "--dscp", "10", "a", "h", NULL };
+	char *recv[] = { "recv", "--dscp", "46", NULL };
+	char *hex[] = { "bench", "--tclass", "0x2b", "h", NULL };
+	char *dec[] = { "cp", "--tclass", "184", "a", "h", NULL };
+	char *bad[][5] = {
+		{ "send", "--dscp", "64", "h", NULL },
+		{ "send", "--dscp", "-1", "h", NULL },
+		{ "bench", "--tclass", "256", "h", NULL },
+		{ "bench", "--tclass", "0x", "h", NULL },
+		{ "bench", "--tclass", "0x100", "h", NULL },
+		{ "bench", "--tclass", "-4", "h", NULL },
+	};
+	struct ferry_report r = { .role = "sender", .transport = "tcp",
+				  .transport_why = "tcp as asked",
+				  .poll = "event", .streams = 4 };
+	struct cli_args a;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	CU_ASSERT_EQUAL(parse(&cli_cmd_bench, &a, none), 1);
+	CU_ASSERT_EQUAL(a.c.o.dscp, -1);
+	CU_ASSERT_EQUAL(parse(&cli_cmd_send, &a, send), 3);
+	CU_ASSERT_EQUAL(a.c.o.dscp, 10);
+	CU_ASSERT_EQUAL(parse(&cli_cmd_recv, &a, recv), 3);
+	CU_ASSERT_EQUAL(a.c.o.dscp, 46);
+	CU_ASSERT_EQUAL(parse(&cli_cmd_bench, &a, hex), 3);
+	CU_ASSERT_EQUAL(a.c.o.dscp, 10); /* 0x2b: DSCP 10, ECN bits 3 */
+	CU_ASSERT_EQUAL(parse(&cli_cmd_cp, &a, dec), 3);
+	CU_ASSERT_EQUAL(a.c.o.dscp, 46);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CU_ASSERT_EQUAL(parse(!strcmp(bad[i][0], "send") ?
+				      &cli_cmd_send : &cli_cmd_bench, &a,
+				      bad[i]), -1);
+		CU_ASSERT_EQUAL(a.exit, 2);
+	}
+
+	f = open_memstream(&buf, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	r.dscp = 10;
+	out_summary(f, "", &r);
+	r.dscp = -1;
+	out_summary(f, "", &r);
+	fclose(f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "(tcp as asked; event polling; DSCP 10): 4 stream(s)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "(tcp as asked; event polling): 4 stream(s)"));
+	free(buf);
+}
+
 static void test_json(void)
 {
 	char *buf = NULL;
@@ -206,6 +262,7 @@ int main(void)
 		{ "--help: usage, -h, exit status, 79 columns", test_help },
 		{ "--help: groups from the table, serve's name", test_help_groups },
 		{ "parsing fills the attributes", test_parse },
+		{ "--dscp, --tclass and the summary's DSCP", test_dscp },
 		{ "the JSON writer's layout and escapes", test_json },
 		CU_TEST_INFO_NULL,
 	};

@@ -105,6 +105,26 @@ static void test_lengths(void)
 	}
 }
 
+/* TCLASS carries a DSCP, six bits: 64 is neither written nor read. */
+static void test_tclass_range(void)
+{
+	struct ferry_msg m;
+	size_t len, used;
+
+	codec_sample(FERRY_MSG_TCLASS, &m);
+	m.u.tclass.dscp = FERRY_DSCP_MAX + 1;
+	CU_ASSERT_EQUAL(ferry__ctrl_encode(&m, buf, sizeof(buf), &len),
+			-EINVAL);
+	memcpy(buf, vec_TCLASS, sizeof(vec_TCLASS));
+	buf[FERRY_CTRL_HDR_LEN] = FERRY_DSCP_MAX + 1;
+	CU_ASSERT_EQUAL(ferry__ctrl_decode(buf, sizeof(vec_TCLASS), &m, &used),
+			-FERRY_EPROTO);
+	buf[FERRY_CTRL_HDR_LEN] = FERRY_DSCP_MAX;
+	CU_ASSERT_EQUAL(ferry__ctrl_decode(buf, sizeof(vec_TCLASS), &m, &used),
+			0);
+	CU_ASSERT_EQUAL(m.u.tclass.dscp, FERRY_DSCP_MAX);
+}
+
 static void test_manifest_bytes(void)
 {
 	struct ferry_manifest man, back;
@@ -143,6 +163,7 @@ int main(void)
 		{ "encode: the previous bytes", test_encode_bytes },
 		{ "decode and round trip", test_decode_roundtrip },
 		{ "cut, short and long frames", test_lengths },
+		{ "TCLASS: a DSCP of six bits", test_tclass_range },
 		{ "manifest batch bytes", test_manifest_bytes },
 		CU_TEST_INFO_NULL,
 	};

@@ -465,6 +465,43 @@ static void test_json_plain(void)
 	free(r);
 }
 
+/* The DSCP a session used is in start, and in iperf3's test_start.tos
+ * as the whole byte; a session without one says -1 and tos 0. */
+static void test_json_dscp(void)
+{
+	struct ferry_report *r = sample_report();
+	const int dscp[] = { 10, -1, 0 };
+	const char *want[][2] = { { "10", "40" }, { "-1", "0" }, { "0", "0" } };
+
+	for (size_t i = 0; i < 3; i++) {
+		size_t n;
+		char *js;
+
+		r->dscp = dscp[i];
+		js = render(r, &n);
+		CU_ASSERT(json_valid(js, n));
+		if (python_ok()) {
+			char *ans;
+			size_t alen;
+			int st = py_query(js, n, "start.dscp start.test_start.tos",
+					  &ans, &alen);
+			const char *cur = ans, *end = ans + alen;
+
+			CU_ASSERT_EQUAL(st, 0);
+			CU_ASSERT_STRING_EQUAL(next_answer(&cur, end), want[i][0]);
+			CU_ASSERT_STRING_EQUAL(next_answer(&cur, end), want[i][1]);
+			free(ans);
+		} else {
+			char key[32];
+
+			snprintf(key, sizeof(key), "\"dscp\": %s", want[i][0]);
+			CU_ASSERT_PTR_NOT_NULL(strstr(js, key));
+		}
+		free(js);
+	}
+	free(r);
+}
+
 /* Quotes, backslashes and every control character in the string fields
  * come back as the same bytes. */
 static void test_json_escapes(void)
@@ -619,6 +656,7 @@ int main(void)
 		{ "gbps and cpu per GB", test_arithmetic },
 		{ "intervals beyond the maximum are dropped", test_intervals },
 		{ "JSON report, plain values", test_json_plain },
+		{ "JSON report: the DSCP", test_json_dscp },
 		{ "JSON escapes in strings", test_json_escapes },
 		{ "JSON null for NaN, infinity, unknown", test_json_null },
 		{ "JSON write error", test_json_write_error },

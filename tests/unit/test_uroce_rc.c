@@ -40,6 +40,11 @@ struct net {
 	uint64_t ecn_at, qpeak; /* mark CE from this queue on (0: never) */
 	uint64_t cnps;          /* CNPs to side 0 with BECN, as built */
 	bool mark_all;          /* mark every ECN-capable request CE */
+	/* what was sent, by kind (requests, ACKs, CNPs): packets with the
+	 * DSCP given here, and with another; and with ECN bits other than
+	 * their kind's (requests ECT(0), the others not ECN-capable) */
+	uint8_t dscp;
+	uint64_t cls[3][2], ecn_other[3];
 	struct frame pool[NFRAME], *q[NFRAME], *freel[NFRAME];
 	int nq, nfree;
 	uint32_t una[2], max_inflight[2]; /* window check, per requester */
@@ -85,6 +90,12 @@ static int net_tx(void *ctx, const struct ferry_roce_pkt *p)
 	struct net *n = ctx;
 	int s = p->dest_qp == QPN(0), copies = 1;
 
+	int kind = p->opcode == FERRY_OP_ACK ? 1 :
+		   p->opcode == FERRY_OP_CNP ? 2 : 0;
+
+	n->cls[kind][p->dscp != n->dscp]++;
+	if (p->ecn != (kind ? FERRY_ECN_NOT_ECT : FERRY_ECN_ECT0))
+		n->ecn_other[kind]++;
 	if (p->opcode == FERRY_OP_CNP && p->becn && p->dest_qp == QPN(0) &&
 	    p->len == FERRY_ROCE_CNP_LEN && s == 1)
 		n->cnps++;
@@ -1072,6 +1083,50 @@ static void test_cnp(void)
 	pump_free(&pu);
 }
 
+/* The QPs' DSCP is on every packet they send, each kind with its own
+ * ECN bits: requests ECT(0), ACKs and CNPs (the bottleneck marks every
+ * request here, so side 1 sends CNPs) not ECN-capable. Without one,
+ * DSCP 0; over 63, refused. */
+static void test_dscp(void)
+{
+	static uint8_t src[16384];
+	struct ferry_rc_attr a = base_attr(1024);
+	struct ferry_rc_qp *qp;
+	struct ferry_rc_wc wc;
+	struct pair *pr;
+
+	for (int dscp = 0; dscp <= 46; dscp += 46) {
+		a.dscp = (uint8_t)dscp;
+		pr = pair_new(&a, 1, 2, sizeof(src));
+		pr->net.dscp = (uint8_t)dscp;
+		pr->net.mark_all = true;
+		for (uint64_t k = 0; k < 4; k++) {
+			CU_ASSERT_EQUAL(wr(pr, src, sizeof(src), 0, false, 0, k),
+					0);
+			CU_ASSERT_EQUAL(wait_wc(pr, 0, &wc, 50 * MS), 1);
+			CU_ASSERT(wc.wr_id == k && wc.status == 0);
+		}
+		run_for(pr, MS);
+		for (int kind = 0; kind < 3; kind++) {
+			CU_ASSERT(pr->net.cls[kind][0] > 0);
+			CU_ASSERT_EQUAL(pr->net.cls[kind][1], 0);
+			CU_ASSERT_EQUAL(pr->net.ecn_other[kind], 0);
+		}
+		pair_free(pr);
+	}
+	a = base_attr(1024);
+	a.dscp = 64;
+	a.pd = NULL;
+	CU_ASSERT_EQUAL_FATAL(ferry__rc_pd_create(1, &a.pd), 0);
+	a.qpn = 2;
+	a.tx = net_tx;
+	CU_ASSERT_EQUAL(ferry__rc_create(&a, &qp), -EINVAL);
+	a.dscp = 63;
+	CU_ASSERT_EQUAL(ferry__rc_create(&a, &qp), 0);
+	ferry__rc_destroy(qp);
+	ferry__rc_pd_destroy(a.pd);
+}
+
 /* A CNP as a peer's NIC sends it, to side 0's QP. */
 static void cnp_in(struct pair *pr)
 {
@@ -1166,6 +1221,7 @@ int main(void)
 		{ "ECN marks answered with CNPs", test_cnp },
 		{ "DCQCN reaction point", test_dcqcn },
 		{ "ECN-marking bottleneck", test_ecn_path },
+		{ "the DSCP on requests, ACKs and CNPs", test_dscp },
 		CU_TEST_INFO_NULL,
 	};
 	return ferry_cu_run("uroce_rc", tests);

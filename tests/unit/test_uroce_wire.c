@@ -64,6 +64,7 @@ static struct ferry_roce_pkt mkpkt(uint8_t op, uint32_t len)
 		p.syndrome = (uint8_t)rnd();
 		p.msn = rnd() & FERRY_PSN_MASK;
 	}
+	p.dscp = (uint8_t)(rnd() & 63);
 	p.ecn = (uint8_t)(rnd() & 3);
 	p.becn = op == FERRY_OP_CNP;
 	return p;
@@ -144,6 +145,7 @@ static void check_same(const struct ferry_roce_pkt *a,
 	CU_ASSERT_EQUAL(a->imm, b->imm);
 	CU_ASSERT_EQUAL(a->syndrome, b->syndrome);
 	CU_ASSERT_EQUAL(a->msn, b->msn);
+	CU_ASSERT_EQUAL(a->dscp, b->dscp);
 	CU_ASSERT_EQUAL(a->ecn, b->ecn);
 	CU_ASSERT_EQUAL(a->becn, b->becn);
 	CU_ASSERT_EQUAL(a->len, b->len);
@@ -253,6 +255,10 @@ static void test_build_errors(void)
 			-EINVAL);
 	p = mkpkt(FERRY_OP_SEND_ONLY, 4);
 	p.ecn = 4;
+	CU_ASSERT_EQUAL(ferry__roce_build(frame, sizeof(frame), &p, &len),
+			-EINVAL);
+	p = mkpkt(FERRY_OP_SEND_ONLY, 4);
+	p.dscp = 64;
 	CU_ASSERT_EQUAL(ferry__roce_build(frame, sizeof(frame), &p, &len),
 			-EINVAL);
 	/* the IPv4 total length tops out at 65535: 65532 with the pad */
@@ -382,6 +388,60 @@ static size_t add_ip_options(size_t n)
 	frame[24] = (uint8_t)(c >> 8);
 	frame[25] = (uint8_t)c;
 	return n + 4;
+}
+
+/* The session's DSCP in the IPv4 DS field, beside the ECN bits: a
+ * request goes DSCP << 2 | ECT(0), an ACK and a CNP DSCP << 2 alone.
+ * The header checksum covers the byte; the ICRC masks it (annex A17),
+ * so a frame's ICRC does not depend on its class. Built whole and in
+ * the zero-copy pieces, the bytes are the same. */
+static void test_dscp(void)
+{
+	static const struct {
+		uint8_t op, ecn;
+		uint32_t len;
+	} k[] = {
+		{ FERRY_OP_WRITE_ONLY_IMM, FERRY_ECN_ECT0, 1001 },
+		{ FERRY_OP_WRITE_MIDDLE, FERRY_ECN_ECT0, 4096 },
+		{ FERRY_OP_ACK, FERRY_ECN_NOT_ECT, 0 },
+		{ FERRY_OP_CNP, FERRY_ECN_NOT_ECT, FERRY_ROCE_CNP_LEN },
+	};
+	static uint8_t whole[8192];
+
+	fill_payload();
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		struct ferry_roce_pkt p = mkpkt(k[i].op, k[i].len), q;
+		size_t n, n0, hl, tl;
+		uint32_t c0, crc;
+		uint8_t tr[FERRY_ROCE_TRAILER_MAX];
+		bool ok = false;
+
+		p.ecn = k[i].ecn;
+		p.dscp = 0;
+		n0 = build(&p);
+		c0 = stored_icrc(n0);
+		p.dscp = 10;
+		n = build(&p);
+		CU_ASSERT_EQUAL_FATAL(n, n0);
+		CU_ASSERT_EQUAL(frame[15], 10 << 2 | k[i].ecn);
+		CU_ASSERT_EQUAL(ferry__ip4_csum(frame + 14, 20), 0);
+		CU_ASSERT_EQUAL(icrc_of(n), stored_icrc(n));
+		CU_ASSERT_EQUAL(stored_icrc(n), c0); /* masked */
+		CU_ASSERT_EQUAL(ferry__roce_parse(frame, n, 0, &q, &ok, NULL), 0);
+		CU_ASSERT_TRUE(ok);
+		CU_ASSERT_EQUAL(q.dscp, 10);
+		CU_ASSERT_EQUAL(q.ecn, k[i].ecn);
+
+		/* zero copy: header, the payload where it lies, trailer */
+		memcpy(whole, frame, n);
+		CU_ASSERT_EQUAL_FATAL(ferry__roce_build_hdr(frame, sizeof(frame),
+							    &p, &hl, &crc), 0);
+		crc = ferry__roce_icrc_more(crc, p.payload, p.len);
+		tl = ferry__roce_trailer(tr, crc, ferry__roce_pad(p.len));
+		CU_ASSERT_EQUAL(hl + p.len + tl, n);
+		CU_ASSERT_EQUAL(memcmp(frame, whole, hl), 0);
+		CU_ASSERT_EQUAL(memcmp(tr, whole + hl + p.len, tl), 0);
+	}
 }
 
 static void test_parse_rejects(void)
@@ -1002,6 +1062,7 @@ int main(int argc, char **argv)
 		{ "build/parse round trip, every opcode", test_roundtrip },
 		{ "build refuses bad packets", test_build_errors },
 		{ "ICRC coverage and masks", test_icrc },
+		{ "the DSCP in the DS field, beside ECN", test_dscp },
 		{ "parse rejects malformed frames", test_parse_rejects },
 		{ "PSN arithmetic across the wrap", test_psn },
 		{ "pcap reader", test_pcap },

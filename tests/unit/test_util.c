@@ -1,5 +1,8 @@
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -188,6 +191,78 @@ static void test_task_cpu(void)
 	CU_ASSERT(u == 0 && s == 0);
 }
 
+/* ---- DSCP marking (util/dscp.c) ---- */
+
+static int sockopt_int(int fd, int level, int opt)
+{
+	int v = -1;
+	socklen_t l = sizeof(v);
+
+	if (getsockopt(fd, level, opt, &v, &l) < 0)
+		return -1;
+	return v;
+}
+
+static void test_dscp(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), sp[2];
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(ferry__dscp_set(fd, 10), 0);
+	CU_ASSERT_EQUAL(sockopt_int(fd, IPPROTO_IP, IP_TOS), 10 << 2);
+	CU_ASSERT_EQUAL(ferry__dscp_set(fd, -1), 0); /* left as it was */
+	CU_ASSERT_EQUAL(sockopt_int(fd, IPPROTO_IP, IP_TOS), 10 << 2);
+	CU_ASSERT_EQUAL(ferry__dscp_set(fd, 63), 0);
+	CU_ASSERT_EQUAL(sockopt_int(fd, IPPROTO_IP, IP_TOS), 0xfc);
+	CU_ASSERT_EQUAL(ferry__dscp_set(fd, 64), -EINVAL);
+	CU_ASSERT_EQUAL(sockopt_int(fd, IPPROTO_IP, IP_TOS), 0xfc);
+	close(fd);
+
+	/* IPv6: the traffic class, and IP_TOS for v4-mapped peers */
+	fd = socket(AF_INET6, SOCK_STREAM, 0);
+	if (fd >= 0) {
+		CU_ASSERT_EQUAL(ferry__dscp_set(fd, 46), 0);
+		CU_ASSERT_EQUAL(sockopt_int(fd, IPPROTO_IPV6, IPV6_TCLASS),
+				46 << 2);
+		CU_ASSERT_EQUAL(sockopt_int(fd, IPPROTO_IP, IP_TOS), 46 << 2);
+		close(fd);
+	}
+
+	/* not an IP socket */
+	CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	CU_ASSERT_EQUAL(ferry__dscp_set(sp[0], 10), -EAFNOSUPPORT);
+	CU_ASSERT_EQUAL(ferry__dscp_set(sp[0], -1), 0);
+	close(sp[0]);
+	close(sp[1]);
+}
+
+/* A listener's class goes to the connections it accepts (the receiver
+ * marks its control port so), and a dialled one keeps its own. */
+static void test_dscp_accepted(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	int cfd = socket(AF_INET, SOCK_STREAM, 0), afd;
+
+	CU_ASSERT_FATAL(lfd >= 0 && cfd >= 0);
+	CU_ASSERT_EQUAL(ferry__dscp_set(lfd, 26), 0);
+	CU_ASSERT_EQUAL(ferry__dscp_set(cfd, 10), 0);
+	CU_ASSERT_EQUAL_FATAL(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	CU_ASSERT_EQUAL_FATAL(listen(lfd, 1), 0);
+	CU_ASSERT_EQUAL_FATAL(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
+	CU_ASSERT_EQUAL_FATAL(connect(cfd, (struct sockaddr *)&a, al), 0);
+	afd = accept(lfd, NULL, NULL);
+	CU_ASSERT_FATAL(afd >= 0);
+	/* TCP may set the ECN bits itself: the DSCP is the top six */
+	CU_ASSERT_EQUAL(sockopt_int(afd, IPPROTO_IP, IP_TOS) & 0xfc, 26 << 2);
+	CU_ASSERT_EQUAL(sockopt_int(cfd, IPPROTO_IP, IP_TOS) & 0xfc, 10 << 2);
+	close(afd);
+	close(cfd);
+	close(lfd);
+}
+
 int main(void)
 {
 	CU_TestInfo tests[] = {
@@ -197,6 +272,8 @@ int main(void)
 		{ "escape: any bytes", test_escape_random },
 		{ "escape: cut to fit", test_escape_cut },
 		{ "reasons and log lines are escaped", test_why_and_log },
+		{ "DSCP: IP_TOS and IPV6_TCLASS", test_dscp },
+		{ "DSCP: an accepted socket has its listener's", test_dscp_accepted },
 		CU_TEST_INFO_NULL,
 	};
 	return ferry_cu_run("util", tests);

@@ -273,6 +273,18 @@ static struct ferry__verbs_priv sample_rep(void)
 	return p;
 }
 
+/* The QPs' traffic class: the DS byte of the session's DSCP, ECN bits 0;
+ * none (or out of range) is 0, an unmarked QP's. */
+static void test_tclass(void)
+{
+	CU_ASSERT_EQUAL(ferry__verbs_tclass(10), 40);
+	CU_ASSERT_EQUAL(ferry__verbs_tclass(46), 184);
+	CU_ASSERT_EQUAL(ferry__verbs_tclass(FERRY_DSCP_MAX), 0xfc);
+	CU_ASSERT_EQUAL(ferry__verbs_tclass(0), 0);
+	CU_ASSERT_EQUAL(ferry__verbs_tclass(-1), 0);
+	CU_ASSERT_EQUAL(ferry__verbs_tclass(FERRY_DSCP_MAX + 1), 0);
+}
+
 static void test_priv_roundtrip(void)
 {
 	struct ferry__verbs_priv p = sample_rep(), q;
@@ -1025,6 +1037,12 @@ static void test_open_here(void)
 	CU_ASSERT_EQUAL(ferry__xport_verbs.open(&a, &x, why, sizeof(why)),
 			-EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "queue pairs"));
+	a.n_ep = 1;
+	a.dscp = FERRY_DSCP_MAX + 1;
+	CU_ASSERT_EQUAL(ferry__xport_verbs.open(&a, &x, why, sizeof(why)),
+			-EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "DSCP 64"));
+	a.dscp = -1;
 	if (host_has_rdma())
 		return; /* verbs_e2e.sh covers a host with a device */
 	a.n_ep = 2;
@@ -1047,6 +1065,7 @@ int main(void)
 		{ "device selection", test_pick_dev },
 		{ "GID index and MAC for a RoCEv2 peer", test_gid_mac },
 		{ "ACK timeout for RTT", test_ack_timeout },
+		{ "traffic class of a DSCP", test_tclass },
 		{ "private data round trip", test_priv_roundtrip },
 		{ "private data malformed", test_priv_malformed },
 		{ "endpoint blob", test_blob },

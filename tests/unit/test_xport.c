@@ -406,6 +406,31 @@ static void test_choice(void)
 	conf.uroce.eal = NULL;
 }
 
+/* ferry_opts.dscp: -1 (the default: leave the system's) or a DSCP of
+ * six bits; anything else is refused with the range named. */
+static void test_opts_dscp(void)
+{
+	struct ferry_opts o;
+	char why[256] = "";
+
+	ferry_opts_init(&o);
+	o.transport = "tcp";
+	CU_ASSERT_EQUAL(o.dscp, -1);
+	CU_ASSERT_EQUAL(ferry_opts_check(&o, why, sizeof(why)), 0);
+	o.dscp = 0;
+	CU_ASSERT_EQUAL(ferry_opts_check(&o, why, sizeof(why)), 0);
+	o.dscp = FERRY_DSCP_MAX;
+	CU_ASSERT_EQUAL(ferry_opts_check(&o, why, sizeof(why)), 0);
+	o.dscp = 64;
+	CU_ASSERT_EQUAL(ferry_opts_check(&o, why, sizeof(why)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "0 to 63"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "not 64"));
+	why[0] = 0;
+	o.dscp = -2;
+	CU_ASSERT_EQUAL(ferry_opts_check(&o, why, sizeof(why)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "not -2"));
+}
+
 int main(void)
 {
 	CU_TestInfo tests[] = {
@@ -415,6 +440,7 @@ int main(void)
 		{ "transport bits and wire families", test_ids },
 		{ "each transport probed once, a named one checked", test_scan },
 		{ "the transport choice", test_choice },
+		{ "session options: the DSCP's range", test_opts_dscp },
 		CU_TEST_INFO_NULL,
 	};
 

@@ -48,6 +48,7 @@ static void log_cb(enum ferry_log_level level, const char *msg, void *arg)
 }
 
 static struct ferry_xport_conf conf; /* the defaults: autotuned buffers */
+static int pair_dscp = -1; /* the class loopback() gives both ends */
 
 static void loopback(struct ferry_xport_attr *a, unsigned n_ep, int tmo)
 {
@@ -55,6 +56,7 @@ static void loopback(struct ferry_xport_attr *a, unsigned n_ep, int tmo)
 
 	memset(a, 0, sizeof(*a));
 	a->conf = &conf;
+	a->dscp = pair_dscp;
 	a->n_ep = n_ep;
 	a->timeout_ms = tmo;
 	sin->sin_family = AF_INET;
@@ -928,6 +930,49 @@ static void test_fault_flip(void)
 	flip_case((HDR + 1000) + HDR + 4096 - 1, false);
 }
 
+/* The DS field of a data stream's packets, as its socket will write it
+ * (IPv4: IP_TOS; TCP may add ECN bits, the low two). */
+static int dscp_of(int fd)
+{
+	int tos = -1;
+	socklen_t l = sizeof(tos);
+
+	if (getsockopt(fd, IPPROTO_IP, IP_TOS, &tos, &l) < 0)
+		return -1;
+	return tos >> 2;
+}
+
+/* The session's DSCP marks every data stream at both ends, and a session
+ * without one leaves the system's default (0); one over 63 is refused. */
+static void test_dscp(void)
+{
+	struct ferry_xport_attr a;
+	struct ferry_xport *x = NULL;
+	struct pair p;
+	char why[256] = "";
+
+	pair_dscp = 10;
+	CU_ASSERT_EQUAL_FATAL(pair_open(&p, 3, 64 << 10), 0);
+	for (unsigned i = 0; i < 3; i++) {
+		CU_ASSERT_EQUAL(dscp_of(p.tx->ep[i].fd), 10);
+		CU_ASSERT_EQUAL(dscp_of(p.rx->ep[i].fd), 10);
+	}
+	pair_close(&p);
+
+	pair_dscp = -1;
+	CU_ASSERT_EQUAL_FATAL(pair_open(&p, 2, 64 << 10), 0);
+	for (unsigned i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL(dscp_of(p.tx->ep[i].fd), 0);
+		CU_ASSERT_EQUAL(dscp_of(p.rx->ep[i].fd), 0);
+	}
+	pair_close(&p);
+
+	loopback(&a, 1, TMO_MS);
+	a.dscp = FERRY_DSCP_MAX + 1;
+	CU_ASSERT_EQUAL(ops->open(&a, &x, why, sizeof(why)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "DSCP 64"));
+}
+
 int main(void)
 {
 	CU_TestInfo tests[] = {
@@ -944,6 +989,7 @@ int main(void)
 		{ "cancel", test_cancel },
 		{ "cancel wakes a blocked post", test_cancel_blocked_post },
 		{ "fault hook flips one bit", test_fault_flip },
+		{ "the session's DSCP on every data stream", test_dscp },
 		CU_TEST_INFO_NULL,
 	};
 

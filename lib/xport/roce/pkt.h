@@ -64,7 +64,9 @@ struct ferry_roce_pkt {
 	/* path */
 	struct ferry_roce_addr src, dst;
 	uint16_t udp_sport; /* derived from the QP: 0xC000 | (qpn & 0x3fff) */
-	uint8_t ecn;        /* the IPv4 header's ECN bits (FERRY_ECN_*) */
+	uint8_t dscp;       /* the IPv4 DS field's top six bits (RFC 2474):
+			       the traffic class, 0 .. 63 */
+	uint8_t ecn;        /* its low two, the ECN bits (FERRY_ECN_*) */
 	/* BTH */
 	uint8_t opcode;
 	bool se, mig, ackreq;

@@ -11,7 +11,8 @@
  * only an AETH): the table below. All fields are big endian. A CNP
  * (opcode 0x81, annex A17 of the IBA as scapy's contrib/roce.py lays it
  * out) is a BTH with BECN set and 16 reserved bytes, kept here as its
- * payload. The IPv4 ECN field is written as asked and read back.
+ * payload. The IPv4 DS field (DSCP and ECN) is written as asked and
+ * read back; the ICRC masks it (icrc.c), so neither changes it.
  */
 #include <errno.h>
 #include <string.h>
@@ -146,7 +147,7 @@ static int check_pkt(const struct ferry_roce_pkt *p)
 	    (p->len && !p->payload) ||
 	    (p->len && ferry__roce_has_aeth(p->opcode)) ||
 	    (p->opcode == FERRY_OP_CNP && p->len != FERRY_ROCE_CNP_LEN) ||
-	    p->ecn > 3)
+	    p->ecn > 3 || p->dscp > 63)
 		return -EINVAL;
 	return 0;
 }
@@ -203,7 +204,7 @@ int ferry__roce_build_hdr(uint8_t *hdr, size_t cap,
 	put16(hdr + 12, 0x0800);
 
 	ip[0] = 0x45;               /* version 4, IHL 5 */
-	ip[1] = p->ecn;             /* DSCP 0, the ECN field as asked */
+	ip[1] = (uint8_t)(p->dscp << 2 | p->ecn); /* DS field: DSCP, ECN */
 	put16(ip + 2, (uint32_t)ip_len);
 	put16(ip + 4, 0);           /* id */
 	put16(ip + 6, 0x4000);      /* DF, offset 0 */
@@ -300,6 +301,7 @@ static int parse_l2_l4(const uint8_t *f, size_t len, uint16_t port,
 	out->src.ip = get32(ip + 12);
 	out->dst.ip = get32(ip + 16);
 	out->udp_sport = (uint16_t)get16(u);
+	out->dscp = ip[1] >> 2;
 	out->ecn = ip[1] & 3;
 	*udp = u;
 	*udp_len = tot - ihl;

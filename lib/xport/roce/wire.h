@@ -15,7 +15,8 @@
  *   the extended headers, payload and pad as sent,
  * stored after the pad least significant byte first.
  *
- * Frames built here: IPv4 without options, DSCP/ECN 0, DF set, id 0,
+ * Frames built here: IPv4 without options, DSCP and ECN as the packet
+ * says (pkt.h; the header checksum covers them), DF set, id 0,
  * TTL 64, UDP checksum 0 (RoCEv2 allows it). They are not padded to the
  * 60-byte Ethernet minimum: the NIC does that. Parsing accepts IPv4
  * options and ignores bytes after the IPv4 total length (Ethernet padding,
@@ -66,9 +67,9 @@ size_t ferry__roce_frame_len(const struct ferry_roce_pkt *p);
  * p->payload (p->len bytes), pad and ICRC. The pad is always
  * ferry__roce_pad(p->len); p->pad is not read. Returns 0 and the length in
  * *len; -EINVAL for an opcode outside pkt.h, a QPN, PSN or MSN wider than
- * 24 bits, a NULL payload with len > 0, or a payload on an ACK; -ENOSPC
- * when cap is too small; -FERRY_ETOOBIG when the IPv4 packet would exceed
- * 65535 bytes. */
+ * 24 bits, a DSCP over 63 or ECN over 3, a NULL payload with len > 0,
+ * or a payload on an ACK; -ENOSPC when cap is too small; -FERRY_ETOOBIG
+ * when the IPv4 packet would exceed 65535 bytes. */
 int ferry__roce_build(uint8_t *frame, size_t cap,
 		      const struct ferry_roce_pkt *p, size_t *len);
 

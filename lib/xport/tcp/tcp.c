@@ -95,6 +95,13 @@ static void tune(struct ferry_xport *x, int fd, unsigned i)
 
 	/* credits are small and must not wait for Nagle */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* the session's class: set before the SYN, and on the listener,
+	 * whose SYN-ACKs and accepted streams inherit it */
+	int err = ferry__dscp_set(fd, x->attr.dscp);
+	if (err)
+		ferry__log(FERRY_LOG_WARN,
+			   "tcp: cannot mark a data stream with DSCP %d: %s",
+			   x->attr.dscp, ferry_strerror(err));
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -148,6 +155,11 @@ static int tcp_open(const struct ferry_xport_attr *attr,
 	if (attr->n_ep == 0 || attr->n_ep > FERRY__TCP_MAX_EP) {
 		ferry__why(why, whylen, "tcp supports 1 to %d streams, not %u",
 			   FERRY__TCP_MAX_EP, attr->n_ep);
+		return -EINVAL;
+	}
+	if (attr->dscp > FERRY_DSCP_MAX) {
+		ferry__why(why, whylen, "tcp: DSCP %d is over %d", attr->dscp,
+			   FERRY_DSCP_MAX);
 		return -EINVAL;
 	}
 	x = calloc(1, sizeof(*x));

@@ -125,6 +125,9 @@ struct ferry_rc_attr {
 	uint64_t rtt_hint_ns;   /* the round trip known before any sample
 				   (0: none): the timer starts from it */
 	uint64_t rate_pps;      /* packets per second at most (0: no cap) */
+	uint8_t dscp;           /* the DSCP of every packet it sends,
+				   requests, ACKs and CNPs alike, 0 .. 63;
+				   each keeps its own ECN bits */
 	struct ferry_rc_dcqcn dcqcn;
 	uint64_t rnr_delay_ns;  /* how long the peer should wait after this
 				   QP's RNR NAK; rounded up to an IB RNR

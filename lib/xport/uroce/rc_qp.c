@@ -102,7 +102,7 @@ static int fill_attr(struct ferry_rc_attr *a)
 		return -EINVAL;
 	if (a->sq_depth == 0 || a->sq_depth > FERRY_RC_DEPTH_MAX ||
 	    a->rq_depth == 0 || a->rq_depth > FERRY_RC_DEPTH_MAX ||
-	    a->window_pkts > FERRY_RC_WINDOW_MAX)
+	    a->window_pkts > FERRY_RC_WINDOW_MAX || a->dscp > FERRY_DSCP_MAX)
 		return -EINVAL;
 	a->sq_depth = pow2_at_least(a->sq_depth);
 	a->rq_depth = pow2_at_least(a->rq_depth);
@@ -187,6 +187,7 @@ int ferry__rc_connect(struct ferry_rc_qp *qp, uint32_t dest_qpn,
 						    (qp->attr.qpn & 0x3fffu)),
 		.pkey = 0xffff,
 		.dest_qp = dest_qpn,
+		.dscp = qp->attr.dscp, /* every packet's, whatever its ECN */
 	};
 	qp->sq_psn = qp->snd_psn = qp->snd_max = qp->una = my_start_psn;
 	qp->recover = my_start_psn;

@@ -136,6 +136,11 @@ static int uroce_open(const struct ferry_xport_attr *attr,
 			   FERRY_MAX_STREAMS, attr->n_ep);
 		return -EINVAL;
 	}
+	if (attr->dscp > FERRY_DSCP_MAX) {
+		ferry__why(why, whylen, "uroce: DSCP %d is over %d", attr->dscp,
+			   FERRY_DSCP_MAX);
+		return -EINVAL;
+	}
 	err = ferry__uport_get(&attr->conf->uroce, &pt, why, whylen);
 	if (err)
 		return err;

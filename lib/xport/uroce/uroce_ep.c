@@ -112,6 +112,9 @@ int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
 		/* the session's cap, shared by its QPs, paced per packet */
 		.rate_pps = x->attr.rate_bps ?
 			x->attr.rate_bps / 8 / x->mtu / x->n_ep + 1 : 0,
+		/* the session's class; no kernel here, so "the system's
+		 * default" is DSCP 0 */
+		.dscp = (uint8_t)(x->attr.dscp > 0 ? x->attr.dscp : 0),
 		.tx = ferry__uport_tx,
 		.tx_ctx = x->port,
 	};

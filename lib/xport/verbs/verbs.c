@@ -172,6 +172,11 @@ static int verbs_open(const struct ferry_xport_attr *attr,
 			   FERRY__VERBS_MAX_EP, attr->n_ep);
 		return -EINVAL;
 	}
+	if (attr->dscp > FERRY_DSCP_MAX) {
+		ferry__why(why, whylen, "verbs: DSCP %d is over %d", attr->dscp,
+			   FERRY_DSCP_MAX);
+		return -EINVAL;
+	}
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;

@@ -221,6 +221,12 @@ uint8_t ferry__verbs_ack_timeout(double rtt_ms);
 /* The period that exponent stands for, in milliseconds. */
 double ferry__verbs_ack_period_ms(uint8_t timeout);
 
+/* The traffic class of a session's QPs for a DSCP (attr.dscp): the whole
+ * DS byte, dscp << 2, the ECN bits left 0 (a NIC with ECN on sets ECT
+ * itself); what rdma_cm's RDMA_OPTION_ID_TOS and a hand-made RTR's
+ * grh.traffic_class take. dscp < 0: 0, an unmarked QP's. */
+uint8_t ferry__verbs_tclass(int dscp);
+
 struct ferry__verbs_priv {
 	uint8_t kind; /* FERRY__VERBS_PRIV_REQ or _REP */
 	uint32_t ep, n_ep, rkey;

@@ -61,6 +61,22 @@ static void normalise(struct sockaddr_storage *ss)
 	memcpy(&a4->sin_addr, &a6.sin6_addr.s6_addr[12], 4);
 }
 
+/* The session's traffic class on an rdma_cm id (RDMA_OPTION_ID_TOS: the
+ * DS byte), before its route is resolved: for RoCE the route's traffic
+ * class, which the QP's packets carry, comes from it; the receiver's QPs
+ * take theirs from the connection request's path. No class: rdma_cm's
+ * default stays (configfs' default_roce_tos). */
+static int set_tos(struct ferry_xport *x, struct rdma_cm_id *id)
+{
+	uint8_t tos = ferry__verbs_tclass(x->attr.dscp);
+
+	if (x->attr.dscp < 0)
+		return 0;
+	return ferry__verbs_cm(rdma_set_option(id, RDMA_OPTION_ID,
+					       RDMA_OPTION_ID_TOS, &tos,
+					       sizeof(tos)));
+}
+
 static int channel_open(struct ferry_xport *x)
 {
 	int fl;
@@ -275,6 +291,14 @@ int ferry__verbs_listen(struct ferry_xport *x, struct ferry_mr *ring,
 		ferry__why(why, whylen, "verbs: no rdma_cm id: %s",
 			   ferry_strerror(err));
 		goto out_ch;
+	}
+	err = set_tos(x, x->lid);
+	if (err) {
+		ferry__why(why, whylen,
+			   "verbs: cannot set the traffic class %u (DSCP %d): %s",
+			   ferry__verbs_tclass(x->attr.dscp), x->attr.dscp,
+			   ferry_strerror(err));
+		goto out_id;
 	}
 	err = ferry__verbs_cm(rdma_bind_addr(x->lid,
 					     (struct sockaddr *)&bl.addr));
@@ -557,6 +581,8 @@ static int connect_all(struct ferry_xport *x,
 		struct verbs_ep *e = &x->ep[i];
 		err = ferry__verbs_cm(rdma_create_id(x->ch, &e->id, e,
 						     RDMA_PS_TCP));
+		if (!err)
+			err = set_tos(x, e->id);
 		if (err)
 			break;
 		e->state = FERRY__VERBS_EP_ADDR;

@@ -139,7 +139,11 @@ static int qps_up(struct ferry_xport *x, const struct ferry__rocev2_ep *peer,
 				.is_global = 1,
 				.port_num = (uint8_t)x->port,
 				.grh = { .sgid_index = (uint8_t)x->gid_index,
-					 .hop_limit = HOP_LIMIT },
+					 .hop_limit = HOP_LIMIT,
+					 /* the session's class: the IPv4
+					  * DS byte of every packet */
+					 .traffic_class = ferry__verbs_tclass(
+						 x->attr.dscp) },
 			},
 		};
 		const char *step = "RTR";

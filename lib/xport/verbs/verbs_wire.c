@@ -81,6 +81,11 @@ double ferry__verbs_ack_period_ms(uint8_t timeout)
 	return 4.096e-3 * ldexp(1.0, timeout);
 }
 
+uint8_t ferry__verbs_tclass(int dscp)
+{
+	return dscp < 0 || dscp > FERRY_DSCP_MAX ? 0 : (uint8_t)(dscp << 2);
+}
+
 /* --- connection private data --- */
 
 size_t ferry__verbs_priv_encode(const struct ferry__verbs_priv *p, void *buf,
