@@ -144,7 +144,8 @@ static void hex(FILE *out, uint32_t v)
 }
 
 static void print_json(FILE *out, const struct totals *t,
-		       const struct stage_rank *recs, int ranks,
+		       const struct cli_args *a, const struct stage_rank *recs,
+		       int ranks,
 		       const struct split_file *sf, size_t n_sf,
 		       const char *fails, size_t fails_len, unsigned n_dest,
 		       const char *const *dests)
@@ -154,8 +155,10 @@ static void print_json(FILE *out, const struct totals *t,
 		fputs(d ? ", " : "", out);
 		ferry_json_str(out, dests[d]);
 	}
+	fprintf(out, "],\n  \"dscp\": %d,\n  \"rate_cap_bps\": %" PRIu64,
+		a->c.o.dscp, a->c.o.rate_bps * (uint64_t)ranks);
 	fprintf(out,
-		"],\n  \"files\": %" PRIu64 ",\n  \"split_files\": %" PRIu64
+		",\n  \"files\": %" PRIu64 ",\n  \"split_files\": %" PRIu64
 		",\n  \"published\": %" PRIu64 ",\n  \"skipped\": %" PRIu64
 		",\n  \"failed\": %" PRIu64 ",\n  \"bytes_total\": %" PRIu64
 		",\n  \"bytes_moved\": %" PRIu64
@@ -235,17 +238,28 @@ static void print_json(FILE *out, const struct totals *t,
 }
 
 static void print_text(FILE *out, const struct totals *t,
-		       const struct stage_rank *recs, int ranks,
+		       const struct cli_args *a, const struct stage_rank *recs,
+		       int ranks,
 		       const struct split_file *sf, size_t n_sf,
 		       const char *fails, size_t fails_len, unsigned n_dest)
 {
 	char b1[32], b2[32];
 
+	char extra[96] = "";
+	int k = 0;
+
+	if (a->c.o.rate_bps)
+		k = snprintf(extra, sizeof(extra), "; capped at %.3g Gb/s",
+			     (double)(a->c.o.rate_bps * (uint64_t)ranks) / 1e9);
+	if (a->c.o.dscp >= 0 && k >= 0 && (size_t)k < sizeof(extra))
+		snprintf(extra + k, sizeof(extra) - (size_t)k, "; DSCP %d",
+			 a->c.o.dscp);
 	human(b1, sizeof(b1), t->bytes);
 	fprintf(out,
 		"ferry-stage: %d ranks, %u destination%s: %" PRIu64
-		" files (%" PRIu64 " split into ranges), %s\n",
-		ranks, n_dest, n_dest == 1 ? "" : "s", t->files, t->split, b1);
+		" files (%" PRIu64 " split into ranges), %s%s\n",
+		ranks, n_dest, n_dest == 1 ? "" : "s", t->files, t->split, b1,
+		extra);
 	fprintf(out, "%5s  %-16s %-9s %6s %6s %10s %10s %8s %7s %6s\n",
 		"rank", "host", "transport", "files", "ranges", "dealt",
 		"moved", "seconds", "Gb/s", "failed");
@@ -359,10 +373,10 @@ int stage_report(const struct stage_rank *rec, const struct stage_range *rg,
 		if (all->split > seen)
 			t.failed += all->split - seen;
 		if (a->c.json)
-			print_json(stdout, &t, recs, ranks, sf, n_sf, fl, tf,
+			print_json(stdout, &t, a, recs, ranks, sf, n_sf, fl, tf,
 				   n_dest, dests);
 		else
-			print_text(stdout, &t, recs, ranks, sf, n_sf, fl, tf,
+			print_text(stdout, &t, a, recs, ranks, sf, n_sf, fl, tf,
 				   n_dest);
 		fflush(stdout);
 		status = t.failed ||
