@@ -10,7 +10,9 @@
 #    sending) leaves nothing partial under a final name; the rerun makes
 #    the trees equal again, skips what was published, and moves less than
 #    what was missing (the split file's verified ranges and chunks stay);
-#  - no part file or journal is left behind.
+#  - no part file or journal is left behind;
+#  - the first run marks its traffic --dscp 10: a capture on B's veth
+#    (dumpcap, when installed) finds every IP packet from A carrying it.
 # Exit 77 (skip) with the reason when MPI, the namespaces or (for uroce)
 # DPDK are missing.
 #
@@ -270,8 +272,30 @@ run_case() {
 	XP=$1 RB=$T/rb.$1 RC=$T/rc.$1
 	note "$XP, $LAUNCH: staging $NFILES files ($TOTAL bytes) from 4 ranks to 2 receivers"
 	start_recvs
-	stage "$T/s1.$XP.json" || bad "$XP: ferry-stage failed: $(grep -v '^ *$' "$T/s1.$XP.json.err" | head -5)"
+	local cap=
+	if command -v dumpcap >/dev/null && command -v tshark >/dev/null; then
+		cap=$T/dscp.$XP.pcapng
+		ip netns exec $NSB dumpcap -q -i vB$$ -f "src host $IPA" -w "$cap" \
+			>"$cap.log" 2>&1 &
+		PIDS+=($!)
+		local capid=$!
+		wait_grep "Capturing on" "$cap.log" 20 || bad "$XP: dumpcap did not start: $(cat "$cap.log")"
+	fi
+	stage "$T/s1.$XP.json" --dscp 10 || bad "$XP: ferry-stage failed: $(grep -v '^ *$' "$T/s1.$XP.json.err" | head -5)"
 	check "$T/s1.$XP.json" "$XP first run" "$NFILES" "$TOTAL"
+	grep -q '"dscp": 10,' "$T/s1.$XP.json" || bad "$XP: the summary does not say DSCP 10"
+	if [ -n "$cap" ]; then
+		sleep 0.3
+		kill -INT $capid 2>/dev/null
+		wait $capid 2>/dev/null
+		tshark -r "$cap" -Y ip -T fields -e ip.dsfield.dscp 2>/dev/null |
+			sort | uniq -c >"$cap.dscp"
+		awk '$2 == 10 { n += $1 } END { exit !(n > 1000) }' "$cap.dscp" ||
+			bad "$XP: fewer than 1000 packets from A with DSCP 10 in the capture: $(cat "$cap.dscp")"
+		awk '$2 != 10 { exit 1 }' "$cap.dscp" ||
+			bad "$XP: packets from A without DSCP 10: $(cat "$cap.dscp")"
+		note "$XP: DSCP of A's packets on B's veth (count, value): $(tr -s ' \n' ' ' <"$cap.dscp")"
+	fi
 	same "$XP first run"
 	for r in "$RB" "$RC"; do
 		[ -z "$(find "$r/.ferry" -type f ! -name 'lock.*' 2>/dev/null)" ] ||
