@@ -173,7 +173,7 @@ struct ferry_msg_result {
 #define FERRY_FILES_RANGES 16u       /* RANGES follows the manifest: some
 					files are ranges of a split file
 					(ferry_send_range) */
-#define FERRY_FILES_KNOWN 15u        /* the flags this version knows */
+#define FERRY_FILES_KNOWN 31u        /* the flags this version knows */
 
 #define FERRY_DEST_MAX 4096
 
