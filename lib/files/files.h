@@ -221,6 +221,17 @@ void ferry__pack_put(uint8_t *p, uint32_t idx, uint32_t flen, uint32_t crc);
 int ferry__pack_headers(const uint8_t *payload, uint32_t len, uint64_t *n,
 			uint32_t *crc);
 
+/* Split files, the sender's side (files_tx_range.c): make the paths
+ * that spec->ranges cut (ent: the manifest entry of each path, SIZE_MAX
+ * for none) ranges of their files, refusing with why a range that is
+ * not one (a split not in whole chunks, an offset not at a range's
+ * start, not a regular file). 0 or -EINVAL. */
+int ferry__ftx_ranges(struct ferry__ftx *t, const struct ferry_send_spec *spec,
+		      const size_t *ent, char *why, size_t whylen);
+/* Send RANGES, in batches, for the files that are ranges. */
+int ferry__ftx_send_ranges(const struct ferry__ftx *t, int fd,
+			   struct ferry_msg *m, int timeout_ms);
+
 /* Open a source for reading, through spec->open_source when set
  * (files_tx_dp.c). */
 int ferry__ftx_open(const struct ferry__ftx *t, const char *src,
@@ -339,7 +350,12 @@ struct ferry__frx {
 	int ctrl_fd;            /* the session's control connection */
 	struct ferry__batch dones; /* FILE_DONEs not yet sent */
 	bool locks;             /* the mutexes above are initialised */
-	_Atomic unsigned n_claimed; /* targets this session holds */
+	_Atomic unsigned n_claimed; /* targets this session holds whole
+				       (FRX_MAX_CLAIMED; a split file's
+				       claims are taken at plan time, one
+				       pair per range file, and not counted:
+				       a worker waiting for room must not
+				       wait on ranges queued behind it) */
 	uint8_t nonce[FERRY__STAGE_NONCE]; /* names its one-chunk files */
 	uint64_t pending;       /* files not yet done */
 	uint64_t published, failed, skipped, resumed;
@@ -421,8 +437,7 @@ struct frx_range_pub {
 	uint32_t crc, adler;         /* the whole file's, once ready */
 };
 /* Release the range's claim and/or the target's (shared). */
-void ferry__frx_range_release(struct ferry__frx *r,
-			      const struct frx_range_pub *p, bool range,
+void ferry__frx_range_release(const struct frx_range_pub *p, bool range,
 			      bool target);
 /* Drop the range's journal (its data did not check). */
 void ferry__frx_range_drop(const struct frx_range_pub *p);
@@ -437,8 +452,7 @@ int ferry__frx_range_ready(struct ferry__frx *r, uint32_t idx,
 			   struct frx_range_pub *p);
 /* After ready: remove the range journals when the part file is gone
  * (published), and let go of every range claim, then the publish key. */
-void ferry__frx_range_end(struct ferry__frx *r, const struct frx_range_pub *p,
-			  bool gone);
+void ferry__frx_range_end(const struct frx_range_pub *p, bool gone);
 
 /* Control-loop hooks (struct ferry__hooks). */
 int ferry__frx_work(void *ctx, int fd, char *why, size_t whylen);

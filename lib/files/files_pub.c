@@ -304,7 +304,7 @@ static int publish_range(struct ferry__frx *r, uint32_t idx,
 	}
 	if (!err && !there && r->fsync_mode == FERRY_FSYNC_FILE && fsync(pfd))
 		err = -errno;
-	ferry__frx_range_end(r, p, !err);
+	ferry__frx_range_end(p, !err);
 	if (err) {
 		const char *t = publish_error(err, text, len);
 		if (t != text)
@@ -339,7 +339,7 @@ static int finalize_range(struct ferry__frx *r, uint32_t idx)
 	if (f->skip || !l) {
 		ferry__frx_live_retire(r, f);
 		if (l)
-			ferry__frx_range_release(r, &p, true, true);
+			ferry__frx_range_release(&p, true, true);
 		r->skipped++;
 		return r->pending ? 0 : flush(r);
 	}
@@ -353,7 +353,7 @@ static int finalize_range(struct ferry__frx *r, uint32_t idx)
 	if (err == -FERRY_ECRC)
 		ferry__frx_range_drop(&p); /* sent again, in whole */
 	if (err) {
-		ferry__frx_range_release(r, &p, true, true);
+		ferry__frx_range_release(&p, true, true);
 		pub = err;
 	} else {
 		pub = ferry__frx_range_ready(r, idx, &p);
@@ -362,7 +362,7 @@ static int finalize_range(struct ferry__frx *r, uint32_t idx)
 		else if (pub < 0)
 			snprintf(text, sizeof(text), "cannot publish it: %s",
 				 ferry_strerror(pub));
-		ferry__frx_range_release(r, &p, false, true);
+		ferry__frx_range_release(&p, false, true);
 	}
 	if (pub < 0) {
 		r->failed++;

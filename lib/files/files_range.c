@@ -183,7 +183,6 @@ int64_t ferry__frx_range_open(struct ferry__frx *r, uint32_t idx,
 		ferry__stage_release(&fs->st, &tk);
 		return err;
 	}
-	atomic_fetch_add(&r->n_claimed, 2);
 	l->ranged = l->claimed = l->created = true;
 	l->split = f->split;
 	l->roff = f->roff;
@@ -192,21 +191,16 @@ int64_t ferry__frx_range_open(struct ferry__frx *r, uint32_t idx,
 	return resume(r, f, e, l);
 }
 
-void ferry__frx_range_release(struct ferry__frx *r,
-			      const struct frx_range_pub *p, bool range,
+void ferry__frx_range_release(const struct frx_range_pub *p, bool range,
 			      bool target)
 {
 	struct ferry__stage_key rk;
 
 	ferry__stage_key_range(&p->key, p->split, p->roff, &rk);
-	if (range) {
+	if (range)
 		ferry__stage_release(p->st, &rk);
-		atomic_fetch_sub(&r->n_claimed, 1);
-	}
-	if (target) {
+	if (target)
 		ferry__stage_release(p->st, &p->key);
-		atomic_fetch_sub(&r->n_claimed, 1);
-	}
 }
 
 void ferry__frx_range_drop(const struct frx_range_pub *p)
@@ -220,8 +214,7 @@ void ferry__frx_range_drop(const struct frx_range_pub *p)
 
 /* Let go of every range claim of p's file (this session's too), then of
  * the publish key: the next publisher in line finds the ranges free. */
-static void let_go(struct ferry__frx *r, const struct frx_range_pub *p,
-		   bool publish_key)
+static void let_go(const struct frx_range_pub *p, bool publish_key)
 {
 	uint64_t n = ferry__span_count(p->size, p->split);
 	struct ferry__stage_key k;
@@ -232,7 +225,7 @@ static void let_go(struct ferry__frx *r, const struct frx_range_pub *p,
 		ferry__stage_key_range(&p->key, p->split, i * p->split, &k);
 		ferry__stage_release(p->st, &k);
 	}
-	ferry__frx_range_release(r, p, true, false);
+	ferry__frx_range_release(p, true, false);
 	ferry__stage_key_range(&p->key, p->split, FERRY__STAGE_PUBLISH, &k);
 	if (publish_key)
 		ferry__stage_release(p->st, &k);
@@ -309,7 +302,7 @@ int ferry__frx_range_ready(struct ferry__frx *r, uint32_t idx,
 	/* a publisher that keeps the key this long is publishing it */
 	ferry__stage_key_range(&p->key, p->split, FERRY__STAGE_PUBLISH, &k);
 	if (ferry__stage_claim_wait(p->st, &k, r->timeout_ms)) {
-		let_go(r, p, false);
+		let_go(p, false);
 		return 0;
 	}
 	/* a range still claimed is being written, or its session publishes
@@ -327,14 +320,13 @@ int ferry__frx_range_ready(struct ferry__frx *r, uint32_t idx,
 		if (!rc)
 			return 1; /* held until ferry__frx_range_end */
 	}
-	let_go(r, p, true);
+	let_go(p, true);
 	return rc;
 }
 
-void ferry__frx_range_end(struct ferry__frx *r, const struct frx_range_pub *p,
-			  bool gone)
+void ferry__frx_range_end(const struct frx_range_pub *p, bool gone)
 {
 	if (gone)
 		ferry__stage_drop_split(p->st, &p->key, p->split, false);
-	let_go(r, p, true);
+	let_go(p, true);
 }
