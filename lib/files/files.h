@@ -429,6 +429,14 @@ bool ferry__frx_verify(const struct ferry__frx *r, int fd,
 int64_t ferry__frx_range_open(struct ferry__frx *r, uint32_t idx,
 			      const char *rel, char *why, size_t whylen);
 
+/* At plan time, for a range whose target already holds this very file
+ * (size and mtime: a rerun after the publish): what its split file left
+ * staged (journals a publish did not get to remove, or a split file a
+ * whole-file send overtook) goes, unless a session of the target is at
+ * work. */
+void ferry__frx_range_there(struct ferry__frx *r, uint32_t idx,
+			    const char *rel);
+
 /* A range that is in, on its way to publishing its file. */
 struct frx_range_pub {
 	struct ferry__stage *st;

@@ -191,6 +191,36 @@ int64_t ferry__frx_range_open(struct ferry__frx *r, uint32_t idx,
 	return resume(r, f, e, l);
 }
 
+static int found(void *arg, uint64_t offset, const char *name)
+{
+	(void)offset;
+	(void)name;
+	*(bool *)arg = true;
+	return 1; /* one is enough */
+}
+
+void ferry__frx_range_there(struct ferry__frx *r, uint32_t idx,
+			    const char *rel)
+{
+	const struct frx_file *f = &r->f[idx];
+	struct ferry__stage *st = &r->stage[f->stage].st;
+	struct ferry__stage_key tk;
+	bool any = false;
+	int fd;
+
+	if (!ferry__stage_is_open(st))
+		return;
+	ferry__stage_key(rel, &tk);
+	ferry__stage_split_journals(st, &tk, f->split, found, &any);
+	fd = ferry__stage_open_split(st, &tk, f->split, false);
+	if (fd >= 0)
+		close(fd);
+	if ((!any && fd == -ENOENT) || ferry__stage_claim(st, &tk))
+		return; /* nothing staged, or a session of it is at work */
+	ferry__stage_drop_split(st, &tk, f->split, true);
+	ferry__stage_release(st, &tk);
+}
+
 void ferry__frx_range_release(const struct frx_range_pub *p, bool range,
 			      bool target)
 {

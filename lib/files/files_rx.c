@@ -302,6 +302,11 @@ static int check_file(struct ferry__frx *r, size_t i,
 		char text[200];
 		err = check_existing(r, e, &sp, pfd, base, &st, pe, text,
 				     sizeof(text));
+		if (!err && f->split && pe->action == FERRY__PLAN_EXISTS &&
+		    !(r->flags & FERRY_FILES_FORCE) &&
+		    (int64_t)st.st_mtim.tv_sec * 1000000000 +
+				    st.st_mtim.tv_nsec == e->mtime_ns)
+			ferry__frx_range_there(r, (uint32_t)i, full);
 		if (err == 1)
 			return file_fail(r, i, pe, -EEXIST, text);
 		if (err) {

@@ -175,8 +175,9 @@ for i in $(seq 400); do
 	kill -0 $SLOW 2>/dev/null || break
 	sleep 0.025
 done
-kill -9 $SLOW 2>/dev/null || bad "(2) range 2 ended before the kill: $(cat "$T/two.2.out")"
-{ wait $SLOW; } 2>/dev/null
+killed=0
+{ kill -9 $SLOW && killed=1; wait $SLOW; } 2>/dev/null
+[ $killed = 1 ] || bad "(2) range 2 ended before the kill: $(cat "$T/two.2.out")"
 echo "killed range 2 with $(( ($(stat -c %s "$J" 2>/dev/null || echo 36) - 36) / 20 )) of 10 chunks journaled"
 for i in 0 1 2; do
 	wait "${P2[$i]}" || bad "(2) a range failed: $(cat "$T"/two.*.err)"
@@ -224,6 +225,24 @@ rc=$?
 	bad "(4) the same range twice at once: exit $rc: $(cat "$T/four.again.out" "$T/four.again.err")"
 { kill -9 $SLOW; wait $SLOW; } 2>/dev/null
 echo "refused during a range: $(head -n 1 "$T/four.whole.err")"
+# the killed range's split file stays staged; a whole-file send lands
+# over it (once the receiver has let go of the killed one), and the next
+# range sent finds the file there and clears what the split file left
+for i in $(seq 20); do
+	rs four/big 0 0 >"$T/four.whole.out" 2>"$T/four.whole.err" && break
+	grep -q 'writing it now' "$T/four.whole.err" || break
+	sleep 0.25
+done
+grep -q ' status=0 ' "$T/four.whole.out" || bad "(4) the whole-file send after the range: $(cat "$T/four.whole.err")"
+h=$(printf 'ferry-stage-1\0%s' four/big | sha256sum | cut -c1-32)
+[ -n "$(find "$D/.ferry" -name "$h.*" 2>/dev/null)" ] || bad "(4) the killed range left nothing staged"
+rs four/big $SPLIT $SPLIT >"$T/four.rerun.out" 2>"$T/four.rerun.err" ||
+	bad "(4) a range after the whole file: $(cat "$T/four.rerun.err")"
+line=$(grep '^result ' "$T/four.rerun.out")
+[ "$(field "$line" skipped) $(field "$line" sent)" = "1 0" ] ||
+	bad "(4) a range after the whole file moved data: $line"
+left=$(find "$D/.ferry" -name "$h.*" 2>/dev/null)
+[ -z "$left" ] || bad "(4) the split file's leftovers stayed: $left"
 
 slow "$T/five.slow" 16000000 five/big 0 0
 wait_exists "$(staged "$D" five/big part)" 10 || bad "(4) the slow whole-file send never staged: $(cat "$T/five.slow.err")"
