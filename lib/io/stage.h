@@ -61,7 +61,10 @@
  *
  * The last session out removes, besides part files without a journal,
  * range journals without their part file (an earlier split file's, whose
- * data is gone: trusted, they would publish a file with holes).
+ * data is gone: trusted, they would publish a file with holes). A split
+ * part file with journals stays until its ranges are in, or until a
+ * range session finds the file already published and no other session
+ * of the target at work (lib/files/files_range.c).
  */
 #ifndef FERRY_IO_STAGE_H
 #define FERRY_IO_STAGE_H
