@@ -202,6 +202,7 @@ struct ferry__ftx {
 	uint64_t chunk;
 	uint64_t results;       /* files with a final result */
 	uint64_t n_split;       /* files sent as ranges */
+	uint64_t bytes;         /* what the files are: whole, or a range's */
 	const struct ferry_send_spec *spec;
 };
 

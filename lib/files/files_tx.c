@@ -562,6 +562,9 @@ static int ftx_init(struct ferry__ftx *t, const struct ferry_send_spec *spec,
 	}
 	if (!err)
 		err = ferry__ftx_ranges(t, spec, ent, why, whylen);
+	for (size_t i = 0; !err && i < t->m.n; i++) /* saturating */
+		t->bytes = t->f[i].length > UINT64_MAX - t->bytes ?
+				   UINT64_MAX : t->bytes + t->f[i].length;
 	free(ent);
 	return err ? err : ferry__fileq_init(&t->q, t->m.n);
 }
@@ -649,17 +652,17 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	so = *o;
 	so.chunk_size = chunk_for(o, &t.m);
 	t.chunk = so.chunk_size; /* the session's, which packs fill */
-	so.slots = ring_slots(&so, t.m.total_bytes);
+	so.slots = ring_slots(&so, t.bytes);
 	o = &so;
 	rep->files_total = t.m.n_files;
-	rep->bytes_total = rep->test_bytes = t.m.total_bytes;
+	rep->bytes_total = rep->test_bytes = t.bytes;
 	h.wake_fd = t.q.efd;
 	err = ferry__client_open(host, port, o, &fd, &xa, rep, why, whylen);
 	if (err)
 		goto out;
 	c.start_ns = ferry__now_ns();
 	err = ferry__client_propose(fd, o, &xa, &xs, FERRY_MODE_FILES,
-				    t.m.total_bytes, why, whylen);
+				    t.bytes, why, whylen);
 	if (!err)
 		err = exchange_plan(&c, fd, o, why, whylen);
 	if (!err)
