@@ -263,9 +263,9 @@ struct frx_live {
 	bool ranged;             /* a range of a split file: key is the
 				    target's, the part file and journal are
 				    the split file's (io/stage.h), claimed
-				    with the target shared and rkey */
+				    with the target shared and the range's
+				    own key (ferry__stage_key_range) */
 	uint64_t split, roff;
-	struct ferry__stage_key rkey;
 	struct ferry_journal j;
 	struct ferry_chunk_sum one; /* the sums of a one-chunk file */
 	struct frx_live *prev, *next; /* open list (frx.open_lock) */

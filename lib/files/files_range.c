@@ -186,7 +186,6 @@ int64_t ferry__frx_range_open(struct ferry__frx *r, uint32_t idx,
 	l->ranged = l->claimed = l->created = true;
 	l->split = f->split;
 	l->roff = f->roff;
-	l->rkey = rk;
 	atomic_store(&f->live, l);
 	return resume(r, f, e, l);
 }
