@@ -46,8 +46,14 @@ struct ferry_file_result {
 	 * whole file, combined from every range, and published it; its
 	 * checksums are in file_adler32 and file_crc32c. A range that
 	 * landed verified before the others (status 0, published false)
-	 * waits in the receiver's staging area for them. A whole file:
-	 * range false, offset 0, length size, published as status says. */
+	 * waits in the receiver's staging area for them. A range the
+	 * target already held (a rerun once the file is published): status
+	 * 0, skipped, nothing sent, published false, file_* 0. A range's
+	 * adler32, and the whole file's, are computed whatever cksum says.
+	 * A whole file (and a range that covers its whole file, which is
+	 * sent whole but reported with range true): offset 0, length size,
+	 * published when status is 0 and it was not skipped, file_adler32
+	 * and file_crc32c its own sums. */
 	bool range;
 	bool published;
 	uint64_t offset, length;
@@ -63,14 +69,23 @@ typedef void (*ferry_file_fn)(const struct ferry_file_result *r, void *arg);
 /* One range of a file split across sessions (ferry_send_spec.ranges).
  * The file is cut into ranges of split bytes each (the last one
  * shorter): range k is [k * split, min((k + 1) * split, size)). split
- * must be a multiple of the session's chunk size (ferry_opts.chunk_size).
+ * must be a multiple of the session's chunk size (ferry_opts.chunk_size):
+ * ferry_send refuses it otherwise (-EINVAL, why naming both), as it
+ * does an offset that is not a range's start. Send every range of a
+ * file with the same split and chunk size: the receiver publishes the
+ * file once every range of one cut is in (sessions that cut it
+ * differently stage it apart, and do not complete each other's).
  * Sessions from any processes may send the ranges of one file to one
  * receiver at the same time, each range at most once at a time; every
  * chunk is checked as it lands, each range's checksums when the range
  * is in, and the file is published, whole and checked, by the session
  * whose range completes it. A range that is already in (an earlier
  * attempt, or the file already published with the same size and
- * mtime) moves nothing again. */
+ * mtime) moves nothing again; one cut short (its sender killed) moves
+ * only its missing chunks when sent again. A second session sending a
+ * range in flight, a whole-file send of a target whose ranges are in
+ * flight, or a range of a target sent whole meanwhile: that file fails
+ * with -EBUSY ("another transfer is writing it now"). */
 struct ferry_send_range {
 	uint64_t offset; /* a multiple of split */
 	uint64_t split;  /* 0: the whole file (offset must be 0) */

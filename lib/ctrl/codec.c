@@ -162,6 +162,9 @@ LAYOUT(file_done, INT(struct ferry_msg_file_done, idx),
        INT(struct ferry_msg_file_done, crc32c),
        INT(struct ferry_msg_file_done, adler32),
        STR(struct ferry_msg_file_done, text, text_char_ok));
+LAYOUT(published, INT(struct ferry_msg_published, idx),
+       INT(struct ferry_msg_published, crc32c),
+       INT(struct ferry_msg_published, adler32));
 LAYOUT(req, INT(struct ferry_msg_req, op), INT(struct ferry_msg_req, flags),
        INT(struct ferry_msg_req, arg),
        STR(struct ferry_msg_req, path, ferry__char_any),
@@ -203,6 +206,8 @@ static const struct msg_codec codecs[] = {
 	[FERRY_MSG_FILE_DONES] = { "FILE_DONES", &blob_body },
 	[FERRY_MSG_PATH] = { "PATH", &path_body },
 	[FERRY_MSG_TCLASS] = { "TCLASS", &tclass_body },
+	[FERRY_MSG_RANGES] = { "RANGES", &blob_body },
+	[FERRY_MSG_PUBLISHED] = { "PUBLISHED", &published_body },
 };
 
 /* ---- one encoder and one decoder, driven by a layout -------------------- */

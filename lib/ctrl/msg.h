@@ -60,6 +60,11 @@ enum ferry_msg_type {
 				     before PROPOSE and before ACCEPT */
 	FERRY_MSG_TCLASS = 21,    /* sender: the session's DSCP, before
 				     PATH; only when it has one */
+	FERRY_MSG_RANGES = 22,    /* sender: which manifest files are ranges
+				     of a split file (blob, after MANIFEST,
+				     with FERRY_FILES_RANGES only) */
+	FERRY_MSG_PUBLISHED = 23, /* receiver: a range completed its file,
+				     which this session published */
 };
 
 /* HELLO and CHALLENGE flags. */
@@ -177,7 +182,10 @@ struct ferry_msg_result {
 #define FERRY_FILES_NO_RESUME 4u     /* discard journals, start over */
 #define FERRY_FILES_PACKS 8u         /* small files may come in packs
 					(FERRY_CHUNK_PACK) */
-#define FERRY_FILES_KNOWN 15u        /* the flags this version knows */
+#define FERRY_FILES_RANGES 16u       /* RANGES follows the manifest: some
+					files are ranges of a split file
+					(ferry_send_range) */
+#define FERRY_FILES_KNOWN 31u        /* the flags this version knows */
 
 #define FERRY_DEST_MAX 4096
 
@@ -212,6 +220,15 @@ struct ferry_msg_file_done {
 	uint32_t crc32c;
 	uint32_t adler32;
 	char text[FERRY_ERRTEXT_MAX];
+};
+
+/* A range whose landing completed its file: this session checked the
+ * whole file and published it. Sent just before the range's FILE_DONE
+ * (whose sums are the range's); the sums here are the whole file's. */
+struct ferry_msg_published {
+	uint32_t idx; /* manifest index of the range's file */
+	uint32_t crc32c;
+	uint32_t adler32;
 };
 
 /* ---- daemon requests (REQ / REPLY / MARKER) ---------------------------
@@ -306,9 +323,10 @@ struct ferry_msg {
 		struct ferry_msg_result result;
 		struct ferry_msg_files files;
 		struct ferry_msg_blob blob; /* MANIFEST, PLAN, FILE_SUMS,
-					       FILE_DONES */
+					       FILE_DONES, RANGES */
 		struct ferry_msg_file_sum file_sum;
 		struct ferry_msg_file_done file_done;
+		struct ferry_msg_published published;
 		struct ferry_msg_req req;
 		struct ferry_msg_reply reply;
 		struct ferry_msg_marker marker;

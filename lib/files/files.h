@@ -56,6 +56,42 @@ int ferry__plan_decode(const uint8_t *buf, size_t len,
 		       int (*fn)(void *arg, const struct ferry__plan_entry *e),
 		       void *arg);
 
+/* ---- split files: a range per session (ferry_send_range) ------------- */
+/* One range of a file: bytes [off, off + len), which are its chunks
+ * [first, first + count) of the whole file (chunk indexes, as in its
+ * journal). */
+struct ferry__span {
+	uint64_t off, len;
+	uint64_t first, count;
+};
+/* The range at offset of a file of size bytes cut every split bytes, in
+ * chunks of chunk bytes: 0 with *s, or -EINVAL (split 0 or not a multiple
+ * of chunk, offset not a multiple of split or not before size). */
+int ferry__span_of(uint64_t size, uint64_t offset, uint64_t split,
+		   uint64_t chunk, struct ferry__span *s);
+/* How many ranges a file of size bytes has, cut every split bytes. */
+static inline uint64_t ferry__span_count(uint64_t size, uint64_t split)
+{
+	return split ? size / split + (size % split != 0) : 0;
+}
+
+/* RANGES (sender -> receiver, after the manifest, with FERRY_FILES_RANGES):
+ * which manifest files are a range, in batches.
+ *   entry: u32 idx, u64 offset, u64 split */
+struct ferry__file_range {
+	uint32_t idx;
+	uint64_t offset, split;
+};
+#define FERRY__RANGE_ENTRY_LEN 20
+/* Encode entries [*next, n) into buf; returns bytes used, advances *next. */
+size_t ferry__ranges_encode(const struct ferry__file_range *e, size_t n,
+			    size_t *next, uint8_t *buf, size_t cap);
+/* Decode one batch, calling fn for each entry. 0, -FERRY_EPROTO (not a
+ * whole number of entries) or fn's error. */
+int ferry__ranges_decode(const uint8_t *buf, size_t len,
+			 int (*fn)(void *arg, const struct ferry__file_range *e),
+			 void *arg);
+
 /* Per-file results travel in batches (FILE_SUMS, FILE_DONES: a million
  * empty files are a million of each): entries appended to a blob, the
  * blob sent when full or when the control thread is done for now.
@@ -112,7 +148,17 @@ struct ftx_file {
 	pthread_mutex_t lock;  /* taken to open the file, once */
 	int fd;
 	bool direct;
-	uint64_t n_chunks;
+	uint64_t n_chunks;     /* the whole file's */
+	uint64_t first, count; /* the chunks this session reads: all of
+				  them, or a range's */
+	uint64_t split;        /* != 0: a range of a split file, sent as
+				  one (ferry_send_range) */
+	uint64_t offset, length; /* what is reported: the range's bytes, or
+				  the whole file's */
+	bool range;            /* reported as a range (one that covers the
+				  whole file is sent whole: split 0) */
+	bool published;        /* the receiver published the file (PUBLISHED) */
+	uint32_t file_crc, file_adler; /* then: the whole file's sums */
 	uint64_t to_read;      /* chunks read this session (sent or summed) */
 	_Atomic uint64_t read_done;
 	struct ferry_journal_hdr jh;
@@ -155,6 +201,8 @@ struct ferry__ftx {
 	struct ferry__fileq q;  /* files read to the end */
 	uint64_t chunk;
 	uint64_t results;       /* files with a final result */
+	uint64_t n_split;       /* files sent as ranges */
+	uint64_t bytes;         /* what the files are: whole, or a range's */
 	const struct ferry_send_spec *spec;
 };
 
@@ -173,6 +221,17 @@ void ferry__pack_put(uint8_t *p, uint32_t idx, uint32_t flen, uint32_t crc);
  * -FERRY_EPROTO when one runs past the payload. */
 int ferry__pack_headers(const uint8_t *payload, uint32_t len, uint64_t *n,
 			uint32_t *crc);
+
+/* Split files, the sender's side (files_tx_range.c): make the paths
+ * that spec->ranges cut (ent: the manifest entry of each path, SIZE_MAX
+ * for none) ranges of their files, refusing with why a range that is
+ * not one (a split not in whole chunks, an offset not at a range's
+ * start, not a regular file). 0 or -EINVAL. */
+int ferry__ftx_ranges(struct ferry__ftx *t, const struct ferry_send_spec *spec,
+		      const size_t *ent, char *why, size_t whylen);
+/* Send RANGES, in batches, for the files that are ranges. */
+int ferry__ftx_send_ranges(const struct ferry__ftx *t, int fd,
+			   struct ferry_msg *m, int timeout_ms);
 
 /* Open a source for reading, through spec->open_source when set
  * (files_tx_dp.c). */
@@ -201,6 +260,12 @@ struct frx_live {
 				    by one call, never on the open list */
 	bool sealed;             /* complete: mode and mtime set, closed */
 	bool made_here;          /* created by this session with its mode */
+	bool ranged;             /* a range of a split file: key is the
+				    target's, the part file and journal are
+				    the split file's (io/stage.h), claimed
+				    with the target shared and the range's
+				    own key (ferry__stage_key_range) */
+	uint64_t split, roff;
 	struct ferry_journal j;
 	struct ferry_chunk_sum one; /* the sums of a one-chunk file */
 	struct frx_live *prev, *next; /* open list (frx.open_lock) */
@@ -211,7 +276,11 @@ struct frx_file {
 	_Atomic uint64_t landed; /* chunks verified (or discarded, once the
 				    file failed), journal ones included */
 	_Atomic int fail;        /* the datapath gave this file up: -errno */
-	uint64_t n_chunks;
+	uint64_t n_chunks;       /* chunks this session takes: all, or its
+				    range's */
+	uint64_t first;          /* the index of the first of them */
+	uint64_t split, roff;    /* split != 0: a range of a split file, at
+				    offset roff (RANGES) */
 	uint32_t s_crc, s_adler; /* the sender's */
 	uint8_t stage;           /* index into frx.stage */
 	bool expect;             /* a FILE we may receive */
@@ -282,10 +351,17 @@ struct ferry__frx {
 	int ctrl_fd;            /* the session's control connection */
 	struct ferry__batch dones; /* FILE_DONEs not yet sent */
 	bool locks;             /* the mutexes above are initialised */
-	_Atomic unsigned n_claimed; /* targets this session holds */
+	_Atomic unsigned n_claimed; /* targets this session holds whole
+				       (FRX_MAX_CLAIMED; a split file's
+				       claims are taken at plan time, one
+				       pair per range file, and not counted:
+				       a worker waiting for room must not
+				       wait on ranges queued behind it) */
 	uint8_t nonce[FERRY__STAGE_NONCE]; /* names its one-chunk files */
 	uint64_t pending;       /* files not yet done */
 	uint64_t published, failed, skipped, resumed;
+	uint64_t ranges_landed; /* ranges in that published nothing */
+	int timeout_ms;         /* a publisher waits this long for its turn */
 };
 
 extern const struct ferry__dp_ops ferry__files_rx_dp;
@@ -332,9 +408,61 @@ int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
 int ferry__frx_plan(struct ferry__frx *r, struct ferry__plan_entry **plan,
 		    size_t *n_plan, char *why, size_t whylen);
 void ferry__frx_plan_free(struct ferry__plan_entry *pe, size_t n);
-/* crc32c and adler32 of the first size bytes of base in parentfd. */
-int ferry__frx_sum_target(int parentfd, const char *base, uint64_t size,
-			  uint64_t chunk, uint32_t *crc, uint32_t *adler);
+/* crc32c and adler32 of the len bytes at from of base in parentfd. */
+int ferry__frx_sum_target(int parentfd, const char *base, uint64_t from,
+			  uint64_t len, uint64_t chunk, uint32_t *crc,
+			  uint32_t *adler);
+/* Re-read the chunks of [first, first + count) that j holds from the part
+ * file fd and check their crc32c (and adler32, with adler): a journal may
+ * claim data that never reached the disk (files_range.c). */
+bool ferry__frx_verify(const struct ferry__frx *r, int fd,
+		       const struct ferry_entry *e,
+		       const struct ferry_journal *j, uint64_t first,
+		       uint64_t count, bool adler);
+
+/* ---- split files, the receiver's side (files_range.c) ---------------- */
+/* At plan time, for file idx (a range: f->split), target rel below the
+ * root: claim the target shared and the range exclusive, make the file's
+ * live entry, resume the range from its journal. Returns the range's
+ * chunks already there, -EBUSY (a whole-file session holds the target,
+ * another session this range, or an earlier split file's leftovers need
+ * clearing while others work), or another -errno with why. */
+int64_t ferry__frx_range_open(struct ferry__frx *r, uint32_t idx,
+			      const char *rel, char *why, size_t whylen);
+
+/* At plan time, for a range whose target already holds this very file
+ * (size and mtime: a rerun after the publish): what its split file left
+ * staged (journals a publish did not get to remove, or a split file a
+ * whole-file send overtook) goes, unless a session of the target is at
+ * work. */
+void ferry__frx_range_there(struct ferry__frx *r, uint32_t idx,
+			    const char *rel);
+
+/* A range that is in, on its way to publishing its file. */
+struct frx_range_pub {
+	struct ferry__stage *st;
+	struct ferry__stage_key key; /* the target's */
+	uint64_t split, roff, size;
+	uint32_t crc, adler;         /* the whole file's, once ready */
+};
+/* Release the range's claim and/or the target's (shared). */
+void ferry__frx_range_release(const struct frx_range_pub *p, bool range,
+			      bool target);
+/* Drop the range's journal (its data did not check). */
+void ferry__frx_range_drop(const struct frx_range_pub *p);
+/* Does the range complete its file? 1: every range is in; p has the
+ * whole file's sums and its part file is sealed (size, mode, mtime,
+ * synced as --fsync says); the publish key and every range claim are
+ * held: rename it, then call ferry__frx_range_end. 0: not this session's
+ * to publish (a range is missing, or still claimed by a session that
+ * publishes once it is done), or -errno: the range's claim is released
+ * (the target's is the caller's). */
+int ferry__frx_range_ready(struct ferry__frx *r, uint32_t idx,
+			   struct frx_range_pub *p);
+/* After ready: remove the range journals when the part file is gone
+ * (published), and let go of every range claim, then the publish key. */
+void ferry__frx_range_end(const struct frx_range_pub *p, bool gone);
+
 /* Control-loop hooks (struct ferry__hooks). */
 int ferry__frx_work(void *ctx, int fd, char *why, size_t whylen);
 int ferry__frx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,

@@ -1,4 +1,5 @@
-/* The plan codec and the worker-to-control file queue. */
+/* The plan codec, split files' ranges and their codec, and the
+ * worker-to-control file queue. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,52 @@ int ferry__plan_decode(const uint8_t *buf, size_t len,
 			return err;
 	}
 	return c.overrun ? -FERRY_EPROTO : 0;
+}
+
+int ferry__span_of(uint64_t size, uint64_t offset, uint64_t split,
+		   uint64_t chunk, struct ferry__span *s)
+{
+	if (!split || !chunk || split % chunk || offset % split ||
+	    offset >= size)
+		return -EINVAL;
+	s->off = offset;
+	s->len = size - offset < split ? size - offset : split;
+	s->first = offset / chunk;
+	s->count = (s->len + chunk - 1) / chunk; /* s->len > 0 */
+	return 0;
+}
+
+size_t ferry__ranges_encode(const struct ferry__file_range *e, size_t n,
+			    size_t *next, uint8_t *buf, size_t cap)
+{
+	struct ferry__wcur c = { .p = buf, .cap = cap };
+
+	while (*next < n && cap - c.off >= FERRY__RANGE_ENTRY_LEN) {
+		ferry__put_u32(&c, e[*next].idx);
+		ferry__put_u64(&c, e[*next].offset);
+		ferry__put_u64(&c, e[*next].split);
+		(*next)++;
+	}
+	return c.off;
+}
+
+int ferry__ranges_decode(const uint8_t *buf, size_t len,
+			 int (*fn)(void *arg, const struct ferry__file_range *e),
+			 void *arg)
+{
+	struct ferry__rcur c = { .p = buf, .len = len };
+	int err = 0;
+
+	if (len % FERRY__RANGE_ENTRY_LEN)
+		return -FERRY_EPROTO;
+	while (!err && ferry__get_left(&c)) {
+		struct ferry__file_range e;
+		e.idx = ferry__get_u32(&c);
+		e.offset = ferry__get_u64(&c);
+		e.split = ferry__get_u64(&c);
+		err = fn(arg, &e);
+	}
+	return err;
 }
 
 int ferry__fileq_init(struct ferry__fileq *q, size_t cap)

@@ -86,7 +86,7 @@ static bool already_there(struct ferry__frx *r, const struct frx_pub *b,
 	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec !=
 		    e->mtime_ns)
 		return false;
-	return ferry__frx_sum_target(pfd, base, e->size, r->chunk, &crc,
+	return ferry__frx_sum_target(pfd, base, 0, e->size, r->chunk, &crc,
 				     &adler) == 0 &&
 	       crc == b->crc &&
 	       (r->cksum != FERRY_CKSUM_ADLER32 || adler == b->adler);
@@ -230,6 +230,155 @@ done:
 	return send_done(r, idx, 0, 0, 1, "");
 }
 
+/* Seal l (mode, mtime; a range: closed) unless its last chunk did. */
+static int seal_once(struct ferry__frx *r, struct frx_live *l,
+		     const struct ferry_entry *e)
+{
+	int err = 0;
+
+	if (!l->sealed) {
+		pthread_mutex_lock(&l->lock);
+		err = ferry__frx_live_seal(r, l, e);
+		pthread_mutex_unlock(&l->lock);
+	}
+	return err;
+}
+
+/* What a file's (what: "whole-file") or a range's landing says: err, a
+ * write that failed, or its sums against the sender's. 0, or the error
+ * with text ("...; not " fate). */
+static int check_landed(const struct ferry__frx *r, const struct frx_file *f,
+			int err, uint32_t crc, uint32_t adler,
+			const char *what, const char *fate, char *text,
+			size_t len)
+{
+	bool ad = r->cksum == FERRY_CKSUM_ADLER32;
+
+	if (err) {
+		snprintf(text, len, "cannot write it: %s", ferry_strerror(err));
+		return err;
+	}
+	if (crc == f->s_crc && (!ad || adler == f->s_adler))
+		return 0;
+	ferry__metrics_file_cksum_fail();
+	snprintf(text, len,
+		 "%s checksum mismatch (sender %s:%08x, receiver %s:%08x); not %s",
+		 what, ad ? "adler32" : "crc32c", ad ? f->s_adler : f->s_crc,
+		 ad ? "adler32" : "crc32c", ad ? adler : crc, fate);
+	return -FERRY_ECRC;
+}
+
+/* Tell the sender that its range completed the file, published now. */
+static int send_published(struct ferry__frx *r, uint32_t idx,
+			  const struct frx_range_pub *p)
+{
+	struct ferry_msg m = { .type = FERRY_MSG_PUBLISHED };
+
+	m.u.published = (struct ferry_msg_published){ idx, p->crc, p->adler };
+	return ferry__ctrl_send(r->ctrl_fd, &m, 10000);
+}
+
+/* Rename a split file's sealed part file to its final name (held by
+ * ferry__frx_range_ready) and let go. 1: published; 0: this very file
+ * stood there already (another transfer published it meanwhile), and
+ * the staged one went; or -errno with text. */
+static int publish_range(struct ferry__frx *r, uint32_t idx,
+			 const struct frx_range_pub *p, char *text,
+			 size_t len)
+{
+	const struct frx_pub b = { idx, p->key, p->crc, p->adler, p->st, false };
+	char rel[FERRY_PATH_MAX + FERRY_DEST_MAX];
+	const char *base;
+	bool there = false;
+	int pfd, err;
+
+	rel_of(r, idx, rel, sizeof(rel));
+	pfd = ferry__dirs_parent(&r->dirs, rel, true, 0755, &base);
+	err = pfd < 0 ? pfd :
+	      ferry__stage_publish_split(p->st, &p->key, p->split, pfd, base,
+					 r->flags & FERRY_FILES_FORCE);
+	if (err == -EEXIST && already_there(r, &b, pfd, base)) {
+		ferry__stage_drop_split(p->st, &p->key, p->split, true);
+		there = true;
+		err = 0;
+	}
+	if (!err && !there && r->fsync_mode == FERRY_FSYNC_FILE && fsync(pfd))
+		err = -errno;
+	ferry__frx_range_end(p, !err);
+	if (err) {
+		const char *t = publish_error(err, text, len);
+		if (t != text)
+			snprintf(text, len, "%s", t);
+		return err;
+	}
+	if (!there)
+		ferry__log(FERRY_LOG_INFO, "published %s:%08x  %s (its ranges)",
+			   r->cksum == FERRY_CKSUM_ADLER32 ? "adler32" : "crc32c",
+			   r->cksum == FERRY_CKSUM_ADLER32 ? p->adler : p->crc,
+			   rel);
+	return !there;
+}
+
+/* A range of a split file is in: check it against the sender's sums,
+ * then publish the file if this range completes it (files_range.c). A
+ * range the sender found in the target already (skipped) claims
+ * nothing, unless --force. */
+static int finalize_range(struct ferry__frx *r, uint32_t idx)
+{
+	const struct ferry_entry *e = &r->m.e[idx];
+	struct frx_file *f = &r->f[idx];
+	struct frx_live *l = atomic_load(&f->live);
+	char text[FERRY_ERRTEXT_MAX] = "";
+	struct frx_range_pub p;
+	uint32_t crc = 0, adler = 1;
+	int err = 0, pub;
+
+	if (l)
+		p = (struct frx_range_pub){ l->st, l->key, l->split, l->roff,
+					    e->size, 0, 1 };
+	if (f->skip || !l) {
+		ferry__frx_live_retire(r, f);
+		if (l)
+			ferry__frx_range_release(&p, true, true);
+		r->skipped++;
+		return r->pending ? 0 : flush(r);
+	}
+	err = seal_once(r, l, e);
+	if (l->jopen)
+		ferry__sums_combine(l->j.sums + f->first, f->n_chunks,
+				    e->size - l->roff, r->chunk, &crc, &adler);
+	ferry__frx_live_retire(r, f);
+	err = check_landed(r, f, err, crc, adler, "range", "kept", text,
+			   sizeof(text));
+	if (err == -FERRY_ECRC)
+		ferry__frx_range_drop(&p); /* sent again, in whole */
+	if (err) {
+		ferry__frx_range_release(&p, true, true);
+		pub = err;
+	} else {
+		pub = ferry__frx_range_ready(r, idx, &p);
+		if (pub == 1)
+			pub = publish_range(r, idx, &p, text, sizeof(text));
+		else if (pub < 0)
+			snprintf(text, sizeof(text), "cannot publish it: %s",
+				 ferry_strerror(pub));
+		ferry__frx_range_release(&p, false, true);
+	}
+	if (pub < 0) {
+		r->failed++;
+		ferry__log(FERRY_LOG_ERR, "%s: %s", e->path, text);
+		err = send_done(r, idx, pub, crc, adler, text);
+	} else {
+		/* landed either way; published once, by this one */
+		r->published += pub;
+		r->ranges_landed += !pub;
+		err = pub ? send_published(r, idx, &p) : 0;
+		if (!err)
+			err = send_done(r, idx, 0, crc, adler, "");
+	}
+	return err ? err : r->pending ? 0 : flush(r);
+}
+
 /* Every chunk landed and the sender's sums are in: verify, publish. */
 static int finalize(struct ferry__frx *r, uint32_t idx)
 {
@@ -245,6 +394,8 @@ static int finalize(struct ferry__frx *r, uint32_t idx)
 
 	f->done = true;
 	r->pending--;
+	if (f->split)
+		return finalize_range(r, idx);
 	if (f->skip) {
 		/* identical already: what an earlier attempt staged goes */
 		if (l)
@@ -286,27 +437,11 @@ static int finalize(struct ferry__frx *r, uint32_t idx)
 		atomic_store(&f->live, l);
 	}
 	k = l->key;
-	if (!l->sealed) {
-		pthread_mutex_lock(&l->lock);
-		err = ferry__frx_live_seal(r, l, e);
-		pthread_mutex_unlock(&l->lock);
-	}
+	err = seal_once(r, l, e);
 	file_sums(r, l, e, &crc, &adler);
 	ferry__frx_live_retire(r, f);
-	if (err) {
-		snprintf(text, sizeof(text), "cannot write it: %s",
-			 ferry_strerror(err));
-	} else if (crc != f->s_crc ||
-		   (r->cksum == FERRY_CKSUM_ADLER32 && adler != f->s_adler)) {
-		err = -FERRY_ECRC;
-		ferry__metrics_file_cksum_fail();
-		snprintf(text, sizeof(text),
-			 "whole-file checksum mismatch (sender %s:%08x, receiver %s:%08x); not published",
-			 r->cksum == FERRY_CKSUM_ADLER32 ? "adler32" : "crc32c",
-			 r->cksum == FERRY_CKSUM_ADLER32 ? f->s_adler : f->s_crc,
-			 r->cksum == FERRY_CKSUM_ADLER32 ? "adler32" : "crc32c",
-			 r->cksum == FERRY_CKSUM_ADLER32 ? adler : crc);
-	}
+	err = check_landed(r, f, err, crc, adler, "whole-file", "published",
+			   text, sizeof(text));
 	if (err) {
 		err = fail_file(r, idx, err, st, &k, claimed, crc, adler, text);
 		return err ? err : r->pending ? 0 : flush(r);
@@ -383,8 +518,9 @@ int ferry__frx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,
 		if (r->pending || r->n_batch)
 			return -FERRY_EPROTO;
 		/* the sender exits 0 only once what it sent is on disk */
-		for (unsigned i = 0; r->fsync_mode != FERRY_FSYNC_FILE &&
-				     r->published && i < r->n_stage; i++) {
+		for (unsigned i = 0; (r->ranges_landed ||
+				      (r->fsync_mode != FERRY_FSYNC_FILE &&
+				       r->published)) && i < r->n_stage; i++) {
 			if (ferry__stage_is_open(&r->stage[i].st) &&
 			    syncfs(r->stage[i].st.dirfd)) {
 				err = -errno;

@@ -15,9 +15,11 @@
 #include "pipe/session.h"
 #include "util/util.h"
 
-int ferry__frx_sum_target(int parentfd, const char *base, uint64_t size,
-			  uint64_t chunk, uint32_t *crc, uint32_t *adler)
+int ferry__frx_sum_target(int parentfd, const char *base, uint64_t from,
+			  uint64_t len, uint64_t chunk, uint32_t *crc,
+			  uint32_t *adler)
 {
+	uint64_t size = from + len;
 	int fd = openat(parentfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	uint8_t *buf;
 	int err = 0;
@@ -27,11 +29,11 @@ int ferry__frx_sum_target(int parentfd, const char *base, uint64_t size,
 	buf = malloc(chunk);
 	*crc = 0;
 	*adler = 1;
-	for (uint64_t off = 0; buf && off < size && !err; off += chunk) {
-		uint64_t len = size - off < chunk ? size - off : chunk;
-		err = ferry__fs_pread_full(fd, buf, len, off);
-		*crc = ferry_crc32c(*crc, buf, len);
-		*adler = ferry_adler32(*adler, buf, len);
+	for (uint64_t off = from; buf && off < size && !err; off += chunk) {
+		uint64_t n = size - off < chunk ? size - off : chunk;
+		err = ferry__fs_pread_full(fd, buf, n, off);
+		*crc = ferry_crc32c(*crc, buf, n);
+		*adler = ferry_adler32(*adler, buf, n);
 	}
 	if (!buf)
 		err = -ENOMEM;
@@ -150,8 +152,7 @@ static int64_t try_resume(struct ferry__frx *r, struct frx_file *f,
 	char jname[FERRY__STAGE_NAME_LEN];
 	struct ferry__stage_key k;
 	struct frx_live *l;
-	uint8_t *buf = NULL;
-	bool reused = false, ok = true;
+	bool reused = false, ok;
 	int fd = -1, err;
 
 	ferry__stage_key(rel, &k);
@@ -170,24 +171,13 @@ static int64_t try_resume(struct ferry__frx *r, struct frx_file *f,
 		goto drop;
 	ferry__stage_name(&k, FERRY__STAGE_JOURNAL, jname);
 	err = ferry__journal_open(&l->j, st->dirfd, jname, &jh, &reused);
-	if (!err && reused && atomic_load(&l->j.n_have)) {
+	if (!err && reused && atomic_load(&l->j.n_have))
 		fd = ferry__stage_open_part(st, &k, false, 0);
-		buf = malloc(r->chunk);
-	}
-	for (uint64_t c = 0; fd >= 0 && buf && ok && c < f->n_chunks; c++) {
-		uint64_t off = c * r->chunk;
-		uint64_t len = e->size - off < r->chunk ? e->size - off : r->chunk;
-		if (!l->j.sums[c].have)
-			continue;
-		ok = ferry__fs_pread_full(fd, buf, len, off) == 0 &&
-		     ferry_crc32c(0, buf, len) == l->j.sums[c].crc32c &&
-		     (r->cksum != FERRY_CKSUM_ADLER32 ||
-		      ferry_adler32(1, buf, len) == l->j.sums[c].adler32);
-	}
-	free(buf);
+	ok = fd >= 0 && ferry__frx_verify(r, fd, e, &l->j, 0, f->n_chunks,
+					  r->cksum == FERRY_CKSUM_ADLER32);
 	if (fd >= 0)
 		close(fd);
-	if (fd < 0 || !buf || !ok) {
+	if (!ok) {
 		if (fd >= 0 || err == -ESTALE)
 			ferry__log(FERRY_LOG_WARN,
 				   "%s: the part file does not match its journal; starting it over",
@@ -227,10 +217,12 @@ static uint32_t ranges_of(const struct ferry_journal *j,
 	return n;
 }
 
-/* An existing target: skip-existing or a rerun (EXISTS), replace with
- * --force, or (1, with why) that file cannot land. */
+/* An existing target: skip-existing or a rerun (EXISTS, with the sums
+ * of what the sender sends of it: sp, the whole file or a range),
+ * replace with --force, or (1, with why) that file cannot land. */
 static int check_existing(struct ferry__frx *r, const struct ferry_entry *e,
-			  int pfd, const char *base, const struct stat *st,
+			  const struct ferry__span *sp, int pfd,
+			  const char *base, const struct stat *st,
 			  struct ferry__plan_entry *pe, char *why,
 			  size_t whylen)
 {
@@ -249,8 +241,9 @@ static int check_existing(struct ferry__frx *r, const struct ferry_entry *e,
 				     st->st_mtim.tv_nsec == e->mtime_ns;
 	if (((r->flags & FERRY_FILES_SKIP_EXISTING) || rerun) &&
 	    (uint64_t)st->st_size == e->size) {
-		err = ferry__frx_sum_target(pfd, base, e->size, r->chunk,
-					    &pe->crc32c, &pe->adler32);
+		err = ferry__frx_sum_target(pfd, base, sp->off, sp->len,
+					    r->chunk, &pe->crc32c,
+					    &pe->adler32);
 		if (err) {
 			ferry__why(why, whylen, "%s: %s", e->path,
 				   ferry_strerror(err));
@@ -277,13 +270,19 @@ static int check_file(struct ferry__frx *r, size_t i,
 	const struct ferry_entry *e = &r->m.e[i];
 	struct frx_file *f = &r->f[i];
 	char full[FERRY_PATH_MAX + FERRY_DEST_MAX];
+	struct ferry__span sp = { 0, e->size, 0, 0 };
 	const char *base;
 	struct stat st;
 	int64_t have;
 	int err, pfd;
 
 	f->expect = true;
-	f->n_chunks = ferry__journal_chunks(e->size, r->chunk);
+	if (f->split)
+		ferry__span_of(e->size, f->roff, f->split, r->chunk, &sp);
+	else
+		sp.count = ferry__journal_chunks(e->size, r->chunk);
+	f->first = sp.first;
+	f->n_chunks = sp.count;
 	pe->idx = (uint32_t)i;
 	pe->action = FERRY__PLAN_SEND;
 	err = join(r, e->path, full, sizeof(full));
@@ -301,8 +300,13 @@ static int check_file(struct ferry__frx *r, size_t i,
 		return outside(why, whylen, full, pfd);
 	if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		char text[200];
-		err = check_existing(r, e, pfd, base, &st, pe, text,
+		err = check_existing(r, e, &sp, pfd, base, &st, pe, text,
 				     sizeof(text));
+		if (!err && f->split && pe->action == FERRY__PLAN_EXISTS &&
+		    !(r->flags & FERRY_FILES_FORCE) &&
+		    (int64_t)st.st_mtim.tv_sec * 1000000000 +
+				    st.st_mtim.tv_nsec == e->mtime_ns)
+			ferry__frx_range_there(r, (uint32_t)i, full);
 		if (err == 1)
 			return file_fail(r, i, pe, -EEXIST, text);
 		if (err) {
@@ -316,12 +320,27 @@ static int check_file(struct ferry__frx *r, size_t i,
 					 "its name is too long for the receiver's file system");
 		return outside(why, whylen, full, err);
 	}
-	/* a file of one chunk has no journal to resume from */
-	have = f->n_chunks > 1 ? try_resume(r, f, e, full) : 0;
+	/* a file of one chunk has no journal to resume from; a range that
+	 * the target already holds (a rerun) claims nothing */
+	if (f->split && (pe->action != FERRY__PLAN_EXISTS ||
+			 (r->flags & FERRY_FILES_FORCE)))
+		have = ferry__frx_range_open(r, (uint32_t)i, full, why, whylen);
+	else if (f->split)
+		have = 0;
+	else
+		have = f->n_chunks > 1 ? try_resume(r, f, e, full) : 0;
 	if (have == -EBUSY) {
 		pe->action = FERRY__PLAN_SEND; /* no EXISTS sums for it */
 		return file_fail(r, i, pe, -EBUSY, BUSY_TEXT);
 	}
+	if (have < 0 && f->split) {
+		if (!why[0])
+			ferry__why(why, whylen, "%s: staging it: %s", e->path,
+				   ferry_strerror((int)have));
+		return (int)have;
+	}
+	if (have < 0)
+		have = 0; /* not resumed: sent whole */
 	if (have > 0) {
 		struct frx_live *l = atomic_load(&f->live);
 		pe->action = FERRY__PLAN_RESUME;
@@ -339,9 +358,9 @@ static int check_file(struct ferry__frx *r, size_t i,
 		return 0;
 	}
 	r->stage[f->stage].used = true;
-	r->stage[f->stage].need += e->size - ((uint64_t)have >= f->n_chunks ?
-						      e->size :
-						      (uint64_t)have * r->chunk);
+	r->stage[f->stage].need += sp.len - ((uint64_t)have * r->chunk < sp.len ?
+						     (uint64_t)have * r->chunk :
+						     sp.len);
 	return 0;
 }
 
@@ -552,6 +571,7 @@ static int frx_init(struct ferry__frx *r, const struct ferry_opts *o)
 	if (ferry__batch_init(&r->dones, FERRY_MSG_FILE_DONES))
 		return -ENOMEM;
 	r->fsync_mode = o->fsync_mode;
+	r->timeout_ms = o->timeout_ms;
 	r->keep_setid = o->keep_setid && !o->exports;
 	if (ferry__random(r->nonce, sizeof(r->nonce)))
 		return -EIO;
@@ -559,6 +579,39 @@ static int frx_init(struct ferry__frx *r, const struct ferry_opts *o)
 }
 
 #define FERRY__MAX_ENTRIES 10000000
+
+/* A RANGES entry: a file of the manifest, once, cut in the session's
+ * chunks, a range that exists. */
+static int one_range(void *arg, const struct ferry__file_range *e)
+{
+	struct ferry__frx *r = arg;
+	struct ferry__span sp;
+
+	if (e->idx >= r->m.n || r->m.e[e->idx].type != FERRY_ENTRY_FILE ||
+	    r->f[e->idx].split ||
+	    ferry__span_of(r->m.e[e->idx].size, e->offset, e->split, r->chunk,
+			   &sp))
+		return -FERRY_EPROTO;
+	r->f[e->idx].split = e->split;
+	r->f[e->idx].roff = e->offset;
+	return 0;
+}
+
+static int recv_ranges(struct ferry__frx *r, int fd, struct ferry_msg *m,
+		       int timeout_ms)
+{
+	int err;
+
+	do {
+		err = ferry__ctrl_recv(fd, m, timeout_ms);
+		if (!err && m->type != FERRY_MSG_RANGES)
+			err = -FERRY_EPROTO;
+		if (!err)
+			err = ferry__ranges_decode(m->u.blob.data, m->u.blob.len,
+						   one_range, r);
+	} while (!err && !m->u.blob.last);
+	return err;
+}
 
 int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
 		    uint64_t chunk, const struct ferry__frx_check *check,
@@ -611,15 +664,21 @@ int ferry__frx_open(struct ferry__frx *r, int fd, const struct ferry_opts *o,
 		if (err)
 			goto io;
 	} while (!m->u.blob.last);
+	err = frx_init(r, o);
+	if (err)
+		goto refuse;
+	if (r->flags & FERRY_FILES_RANGES) {
+		err = recv_ranges(r, fd, m, o->timeout_ms);
+		if (err)
+			goto io;
+	}
 	if (check) {
 		err = check->fn(check->arg, r->dest, r->flags, &r->m, why,
 				whylen);
 		if (err)
 			goto refuse;
 	}
-	err = frx_init(r, o);
-	if (!err)
-		err = ferry__frx_plan(r, &pe, &n_pe, why, whylen);
+	err = ferry__frx_plan(r, &pe, &n_pe, why, whylen);
 	if (err)
 		goto refuse;
 	do {

@@ -122,19 +122,38 @@ bool ferry__frx_chmod_needed(const struct ferry__frx *r, mode_t mode)
 	return (mode & 07000) || (mode & r->umask);
 }
 
+/* A split file's part file is shared by its ranges: made by the first,
+ * never replaced (io/stage.h). */
+static int open_part_once(const struct frx_live *l, mode_t mode)
+{
+	return l->ranged ? ferry__stage_open_split(l->st, &l->key, l->split,
+						   true) :
+			   ferry__stage_open_part(l->st, &l->key, !l->created,
+						  mode);
+}
+
 static int open_part(struct ferry__frx *r, struct frx_live *l, mode_t mode)
 {
-	int fd = ferry__stage_open_part(l->st, &l->key, !l->created, mode);
+	int fd = open_part_once(l, mode);
 
 	if (fd == -EMFILE || fd == -ENFILE) {
 		pthread_mutex_lock(&r->open_lock);
 		bool room = evict_one(r, l);
 		pthread_mutex_unlock(&r->open_lock);
 		if (room)
-			fd = ferry__stage_open_part(l->st, &l->key, !l->created,
-						    mode);
+			fd = open_part_once(l, mode);
 	}
 	return fd;
+}
+
+static void journal_name(const struct frx_live *l,
+			 char name[FERRY__STAGE_NAME_LEN])
+{
+	if (l->ranged)
+		ferry__stage_split_name(&l->key, l->split, FERRY__STAGE_JOURNAL,
+					l->roff, name);
+	else
+		ferry__stage_name(&l->key, FERRY__STAGE_JOURNAL, name);
 }
 
 /* Make sure l's part file (and journal, for a file of several chunks)
@@ -143,6 +162,7 @@ static int open_files(struct ferry__frx *r, struct frx_live *l,
 		      const struct ferry_entry *e, uint64_t n_chunks)
 {
 	char jname[FERRY__STAGE_NAME_LEN];
+	bool journal = l->ranged || n_chunks > 1;
 	int fd, err = 0;
 
 	if (l->partfd >= 0)
@@ -151,15 +171,15 @@ static int open_files(struct ferry__frx *r, struct frx_live *l,
 	 * call by one worker: at most one per stream is open at a time, and
 	 * it stays off the open list and its lock, which every worker would
 	 * otherwise take three times per small file. */
-	l->solo = n_chunks <= 1;
+	l->solo = !journal;
 	if (!l->solo) {
 		pthread_mutex_lock(&r->open_lock);
 		while (r->n_open >= r->max_open && evict_one(r, l))
 			;
 		pthread_mutex_unlock(&r->open_lock);
 	}
-	ferry__stage_name(&l->key, FERRY__STAGE_JOURNAL, jname);
-	if (!l->created && n_chunks > 1)
+	journal_name(l, jname);
+	if (!l->created && journal)
 		ferry__stage_drop(l->st, &l->key, false, true);
 	fd = open_part(r, l, ferry__frx_mode(r, e) & 0777);
 	if (fd < 0)
@@ -167,13 +187,13 @@ static int open_files(struct ferry__frx *r, struct frx_live *l,
 	if (!l->created)
 		l->made_here = true;
 	l->created = true;
-	if (n_chunks > 1 && !l->jopen) {
+	if (journal && !l->jopen) {
 		struct ferry_journal_hdr jh = { e->size, e->mtime_ns, r->chunk };
 		bool reused;
 		err = ferry__journal_open(&l->j, l->st->dirfd, jname, &jh,
 					  &reused);
 		l->jopen = !err;
-	} else if (n_chunks > 1) {
+	} else if (journal) {
 		err = ferry__journal_reopen(&l->j, l->st->dirfd, jname);
 	}
 	if (err) {
@@ -199,7 +219,15 @@ int ferry__frx_live_seal(struct ferry__frx *r, struct frx_live *l,
 			 const struct ferry_entry *e)
 {
 	mode_t mode = ferry__frx_mode(r, e);
-	int err = open_files(r, l, e, ferry__journal_chunks(e->size, r->chunk));
+	int err;
+
+	if (l->ranged) {
+		/* a range is in: the file is sealed by whoever publishes it */
+		close_files(r, l);
+		l->sealed = true;
+		return 0;
+	}
+	err = open_files(r, l, e, ferry__journal_chunks(e->size, r->chunk));
 
 	if (!err)
 		err = ferry__fs_set_meta(l->partfd, mode, e->mtime_ns,
@@ -274,8 +302,9 @@ static int get_live(struct ferry__frx *r, uint32_t idx, struct frx_live **out)
 
 	pthread_mutex_lock(&r->stripe[s]);
 	l = atomic_load(&f->live);
-	if (!l && atomic_load(&f->landed) >= f->n_chunks)
-		err = -FERRY_EPROTO; /* finished: a chunk sent twice */
+	if (!l && (atomic_load(&f->landed) >= f->n_chunks || f->split))
+		err = -FERRY_EPROTO; /* finished: a chunk sent twice; or a
+					range planned to be skipped */
 	if (!l && !err) {
 		char rel[FERRY_PATH_MAX + FERRY_DEST_MAX];
 		struct ferry__stage *st = &r->stage[f->stage].st;
@@ -328,6 +357,27 @@ static void landed(struct ferry__frx *r, struct frx_file *f, uint32_t idx)
 		ferry__fileq_push(&r->q, idx);
 }
 
+/* Journal chunk k of a range: the last one only once the part file's
+ * data is synced, and synced itself, so that a complete range journal
+ * means its data is on disk: the session that publishes the file trusts
+ * the journals of ranges other sessions landed, and only a range sent
+ * again is read back (io/stage.h). One fdatasync per range, not per
+ * chunk. Under l->lock, files open. */
+static int journal_range(struct frx_live *l, struct frx_file *f, uint64_t k,
+			 uint32_t crc, uint32_t adler)
+{
+	bool last = atomic_load(&f->landed) + 1 == f->n_chunks;
+	int err = 0;
+
+	if (last && fdatasync(l->partfd))
+		err = -errno;
+	if (!err)
+		err = ferry__journal_add(&l->j, k, crc, adler);
+	if (!err && last)
+		err = ferry__journal_sync(&l->j);
+	return err;
+}
+
 /* Write, check and journal one chunk: 1 when it completed the file. */
 static int write_chunk(struct ferry__stream *s, struct frx_live *l,
 		       const struct ferry_chunk_hdr *h, const uint8_t *payload)
@@ -354,7 +404,7 @@ static int write_chunk(struct ferry__stream *s, struct frx_live *l,
 	for (uint32_t at = 0; at < h->len; at += PIECE) {
 		uint32_t n = h->len - at < PIECE ? h->len - at : PIECE;
 		crc = ferry_crc32c(crc, payload + at, n);
-		if (r->cksum == FERRY_CKSUM_ADLER32)
+		if (r->cksum == FERRY_CKSUM_ADLER32 || l->ranged)
 			adler = ferry_adler32(adler, payload + at, n);
 		pthread_mutex_lock(&l->lock);
 		err = open_files(r, l, e, f->n_chunks);
@@ -370,7 +420,11 @@ static int write_chunk(struct ferry__stream *s, struct frx_live *l,
 	if (crc != h->crc)
 		return -FERRY_ECRC;
 	pthread_mutex_lock(&l->lock);
-	if (l->jopen) {
+	if (l->ranged) {
+		err = open_files(r, l, e, f->n_chunks);
+		if (!err)
+			err = journal_range(l, f, k, h->crc, adler);
+	} else if (l->jopen) {
 		err = open_files(r, l, e, f->n_chunks);
 		if (!err)
 			err = ferry__journal_add(&l->j, k, h->crc, adler);
@@ -406,8 +460,10 @@ static int rx_one(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 		return -FERRY_EPROTO;
 	e = &r->m.e[h->file_idx];
 	f = &r->f[h->file_idx];
-	if (!f->expect || h->offset % r->chunk || h->offset >= e->size)
-		return -FERRY_EPROTO;
+	if (!f->expect || h->offset % r->chunk || h->offset >= e->size ||
+	    h->offset / r->chunk - f->first >= f->n_chunks ||
+	    h->offset / r->chunk < f->first)
+		return -FERRY_EPROTO; /* a range's chunks only */
 	want = e->size - h->offset < r->chunk ? e->size - h->offset : r->chunk;
 	if (h->len != want)
 		return -FERRY_EPROTO;

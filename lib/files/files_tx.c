@@ -57,6 +57,15 @@ static void report_file(struct tx_ctx *c, uint32_t idx)
 		/* only a file that ended well was skipped or resumed */
 		.skipped = f->skip && !f->status,
 		.resumed = f->action == FERRY__PLAN_RESUME && !f->status,
+		/* a range: published by this session or not; a whole file
+		 * (or a range sent whole): when it landed */
+		.range = f->range,
+		.published = f->split ? f->published && !f->status :
+					!f->status && !f->skip,
+		.offset = f->offset,
+		.length = f->length,
+		.file_adler32 = f->split ? f->file_adler : f->adler32,
+		.file_crc32c = f->split ? f->file_crc : f->crc32c,
 		.status = f->status,
 		.why = f->why,
 	};
@@ -81,6 +90,16 @@ static void report_file(struct tx_ctx *c, uint32_t idx)
 		c->spec->on_file(&r, c->spec->arg);
 }
 
+/* The sums of what this session reads of a file: all of it, or its
+ * range. */
+static void file_sums(const struct ferry__ftx *t, struct ftx_file *f,
+		      const struct ferry_entry *e)
+{
+	ferry__sums_combine(f->sums + f->first, f->count,
+			    e->size - f->first * t->chunk, t->chunk,
+			    &f->crc32c, &f->adler32);
+}
+
 /* Files read to the end: tell the receiver their sums, in batches. */
 static int tx_work(void *ctx, int fd, char *why, size_t whylen)
 {
@@ -99,8 +118,7 @@ static int tx_work(void *ctx, int fd, char *why, size_t whylen)
 		const struct ferry_entry *e = &t->m.e[idx];
 		struct ferry_msg_file_sum s = { .idx = idx };
 
-		ferry__sums_combine(f->sums, f->n_chunks, e->size, t->chunk,
-				    &f->crc32c, &f->adler32);
+		file_sums(t, f, e);
 		s.crc32c = f->crc32c;
 		s.adler32 = f->adler32;
 		err = ferry__batch_sum(&c->sums, fd, c->p->timeout_ms, &s);
@@ -140,12 +158,30 @@ static int one_done(void *arg, const struct ferry_msg *m)
 	return 0;
 }
 
+/* A range of ours completed its file, which the receiver published;
+ * the range's FILE_DONE follows. */
+static int published(struct tx_ctx *c, const struct ferry_msg_published *p)
+{
+	struct ftx_file *f;
+
+	if (p->idx >= c->t->m.n || !c->t->f[p->idx].split ||
+	    c->t->f[p->idx].done)
+		return -FERRY_EPROTO;
+	f = &c->t->f[p->idx];
+	f->published = true;
+	f->file_crc = p->crc32c;
+	f->file_adler = p->adler32;
+	return 0;
+}
+
 static int tx_msg(void *ctx, int fd, const struct ferry_msg *m, char *why,
 		  size_t whylen)
 {
 	int err = m->type == FERRY_MSG_FILE_DONE ? one_done(ctx, m) :
 		  m->type == FERRY_MSG_FILE_DONES ?
 			  ferry__batch_decode(m, one_done, ctx) :
+		  m->type == FERRY_MSG_PUBLISHED ?
+			  published(ctx, &m->u.published) :
 			  -FERRY_EPROTO;
 
 	(void)fd;
@@ -198,8 +234,10 @@ static int apply_plan(void *arg, const struct ferry__plan_entry *e)
 		pc->there[e->idx] = th;
 		for (uint32_t i = 0; i < e->n_ranges; i++) {
 			const struct ferry__range *r = &e->ranges[i];
-			if (r->first > f->n_chunks ||
-			    r->count > f->n_chunks - r->first)
+			/* within what this session reads */
+			if (r->first < f->first ||
+			    r->first > f->first + f->count ||
+			    r->count > f->first + f->count - r->first)
 				return -FERRY_EPROTO;
 			memset(th + r->first, 1, r->count);
 		}
@@ -207,7 +245,8 @@ static int apply_plan(void *arg, const struct ferry__plan_entry *e)
 	return 0;
 }
 
-/* Read a whole file for its sums (skip-existing). */
+/* Read what this session sends of a file (the whole file, or its range)
+ * for its sums: skip-existing, and a rerun. */
 static int sum_file(struct ferry__ftx *t, uint32_t idx, uint8_t *buf)
 {
 	const struct ferry_entry *e = &t->m.e[idx];
@@ -217,7 +256,7 @@ static int sum_file(struct ferry__ftx *t, uint32_t idx, uint8_t *buf)
 
 	if (fd < 0)
 		return fd;
-	for (uint64_t k = 0; k < f->n_chunks && !err; k++) {
+	for (uint64_t k = f->first; k < f->first + f->count && !err; k++) {
 		uint64_t off = k * t->chunk;
 		uint64_t len = e->size - off < t->chunk ? e->size - off : t->chunk;
 		if (direct)
@@ -229,8 +268,7 @@ static int sum_file(struct ferry__ftx *t, uint32_t idx, uint8_t *buf)
 		f->sums[k].adler32 = ferry_adler32(1, buf, len);
 	}
 	close(fd);
-	ferry__sums_combine(f->sums, f->n_chunks, e->size, t->chunk,
-			    &f->crc32c, &f->adler32);
+	file_sums(t, f, e);
 	return err;
 }
 
@@ -238,13 +276,14 @@ static int sum_file(struct ferry__ftx *t, uint32_t idx, uint8_t *buf)
 static bool has_units(const struct ferry__ftx *t, size_t i)
 {
 	return t->m.e[i].type == FERRY_ENTRY_FILE && !t->f[i].skip &&
-	       t->f[i].n_chunks;
+	       t->f[i].count;
 }
 
-/* A file that may travel in a pack: small, one chunk, to be sent. */
+/* A file that may travel in a pack: small, one chunk, to be sent, not a
+ * range of a split file. */
 static bool packable(const struct ferry__ftx *t, uint8_t **there, size_t i)
 {
-	return has_units(t, i) && t->f[i].n_chunks == 1 &&
+	return has_units(t, i) && t->f[i].n_chunks == 1 && !t->f[i].split &&
 	       !(there[i] && there[i][0]) &&
 	       t->m.e[i].size <= FTX_PACK_FILE_MAX &&
 	       t->m.e[i].size + FERRY_PACK_REC_LEN <= t->chunk;
@@ -284,7 +323,7 @@ static int build_units(struct ferry__ftx *t, uint8_t **there, unsigned lanes)
 
 	for (size_t i = 0; i < t->m.n; i++)
 		if (has_units(t, i))
-			n += t->f[i].n_chunks;
+			n += t->f[i].count;
 	t->u = calloc(n ? n : 1, sizeof(*t->u));
 	t->packed = calloc(t->m.n ? t->m.n : 1, sizeof(*t->packed));
 	cur = calloc(lanes, sizeof(*cur));
@@ -309,7 +348,7 @@ static int build_units(struct ferry__ftx *t, uint8_t **there, unsigned lanes)
 				}
 				if (has_units(t, next_file)) {
 					cur[l] = next_file;
-					ck[l] = 0;
+					ck[l] = t->f[next_file].first;
 				}
 				next_file++;
 			}
@@ -327,7 +366,7 @@ static int build_units(struct ferry__ftx *t, uint8_t **there, unsigned lanes)
 					t->m.e[cur[l]].size - ck[l] * t->chunk :
 					t->chunk;
 			u++;
-			if (++ck[l] == f->n_chunks)
+			if (++ck[l] == f->first + f->count)
 				cur[l] = UINT64_MAX;
 			progress = true;
 		}
@@ -385,7 +424,8 @@ static int exchange_plan(struct tx_ctx *c, int fd, const struct ferry_opts *o,
 	m->u.files.flags = FERRY_FILES_PACKS |
 			   (c->spec->force ? FERRY_FILES_FORCE : 0) |
 			   (c->spec->skip_existing ? FERRY_FILES_SKIP_EXISTING : 0) |
-			   (c->spec->no_resume ? FERRY_FILES_NO_RESUME : 0);
+			   (c->spec->no_resume ? FERRY_FILES_NO_RESUME : 0) |
+			   (t->n_split ? FERRY_FILES_RANGES : 0);
 	m->u.files.cksum = c->spec->cksum;
 	m->u.files.n_entries = t->m.n;
 	snprintf(m->u.files.dest, sizeof(m->u.files.dest), "%s",
@@ -400,6 +440,8 @@ static int exchange_plan(struct tx_ctx *c, int fd, const struct ferry_opts *o,
 		m->u.blob.last = next == t->m.n;
 		err = ferry__ctrl_send(fd, m, o->timeout_ms);
 	} while (!m->u.blob.last);
+	if (!err && t->n_split)
+		err = ferry__ftx_send_ranges(t, fd, m, o->timeout_ms);
 	if (err)
 		goto io;
 	do {
@@ -457,7 +499,7 @@ static int exchange_plan(struct tx_ctx *c, int fd, const struct ferry_opts *o,
 	/* empty files have no chunks: their sums go out with the rest */
 	for (size_t i = 0; !err && i < t->m.n; i++)
 		if (t->m.e[i].type == FERRY_ENTRY_FILE && !t->f[i].skip &&
-		    t->f[i].n_chunks == 0)
+		    t->f[i].count == 0)
 			ferry__fileq_push(&t->q, (uint32_t)i);
 	goto out;
 io:
@@ -485,35 +527,46 @@ static int ftx_init(struct ferry__ftx *t, const struct ferry_send_spec *spec,
 				      .names = spec->names,
 				      .open_source = spec->open_source,
 				      .open_arg = spec->open_arg };
+	size_t *ent = NULL;
 	int err;
 
 	ferry__manifest_init(&t->m);
 	t->spec = spec;
 	t->chunk = chunk;
+	if (spec->ranges && !(wo.arg_entry = ent = calloc(spec->n_paths + 1,
+							  sizeof(*ent))))
+		return -ENOMEM;
 	err = ferry__manifest_walk(&t->m, spec->paths, spec->n_paths, &wo, why,
 				   whylen);
-	if (err)
-		return err;
-	t->f = calloc(t->m.n + 1, sizeof(*t->f));
-	if (!t->f)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->m.n; i++) {
+	t->f = err ? NULL : calloc(t->m.n + 1, sizeof(*t->f));
+	if (!err && !t->f)
+		err = -ENOMEM;
+	for (size_t i = 0; t->f && i < t->m.n; i++) {
+		pthread_mutex_init(&t->f[i].lock, NULL);
+		t->f[i].fd = -1;
+		t->f[i].action = FERRY__PLAN_SEND;
+	}
+	for (size_t i = 0; !err && i < t->m.n; i++) {
 		struct ftx_file *f = &t->f[i];
 		const struct ferry_entry *e = &t->m.e[i];
 
-		pthread_mutex_init(&f->lock, NULL);
-		f->fd = -1;
-		f->action = FERRY__PLAN_SEND;
 		if (e->type != FERRY_ENTRY_FILE)
 			continue;
 		f->n_chunks = ferry__journal_chunks(e->size, chunk);
-		f->to_read = f->n_chunks;
+		f->count = f->to_read = f->n_chunks;
+		f->length = e->size;
 		f->sums = calloc(f->n_chunks ? f->n_chunks : 1,
 				 sizeof(*f->sums));
 		if (!f->sums)
-			return -ENOMEM;
+			err = -ENOMEM;
 	}
-	return ferry__fileq_init(&t->q, t->m.n);
+	if (!err)
+		err = ferry__ftx_ranges(t, spec, ent, why, whylen);
+	for (size_t i = 0; !err && i < t->m.n; i++) /* saturating */
+		t->bytes = t->f[i].length > UINT64_MAX - t->bytes ?
+				   UINT64_MAX : t->bytes + t->f[i].length;
+	free(ent);
+	return err ? err : ferry__fileq_init(&t->q, t->m.n);
 }
 
 static void ftx_free(struct ferry__ftx *t)
@@ -584,6 +637,7 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	memset(rep, 0, sizeof(*rep));
 	rep->peer_cpu_user = rep->peer_cpu_sys = -1;
 	rep->numa_node = -1;
+	rep->dscp = -1;
 	if (why && whylen)
 		why[0] = 0;
 	t.q.efd = -1;
@@ -599,17 +653,17 @@ int ferry_send(const char *host, const char *port, const struct ferry_opts *o,
 	so = *o;
 	so.chunk_size = chunk_for(o, &t.m);
 	t.chunk = so.chunk_size; /* the session's, which packs fill */
-	so.slots = ring_slots(&so, t.m.total_bytes);
+	so.slots = ring_slots(&so, t.bytes);
 	o = &so;
 	rep->files_total = t.m.n_files;
-	rep->bytes_total = rep->test_bytes = t.m.total_bytes;
+	rep->bytes_total = rep->test_bytes = t.bytes;
 	h.wake_fd = t.q.efd;
 	err = ferry__client_open(host, port, o, &fd, &xa, rep, why, whylen);
 	if (err)
 		goto out;
 	c.start_ns = ferry__now_ns();
 	err = ferry__client_propose(fd, o, &xa, &xs, FERRY_MODE_FILES,
-				    t.m.total_bytes, why, whylen);
+				    t.bytes, why, whylen);
 	if (!err)
 		err = exchange_plan(&c, fd, o, why, whylen);
 	if (!err)

@@ -147,9 +147,11 @@ static int tx_fill(struct ferry__stream *s, uint8_t *payload,
 	err = open_once(t, f, e);
 	if (err)
 		return err;
+	/* a range's adler32 always: the receiver reports the whole file's,
+	 * combined from every range */
 	err = read_chunk(f, payload, len, off,
-			 t->spec->cksum == FERRY_CKSUM_ADLER32, &h->crc,
-			 &f->sums[u->chunk].adler32);
+			 t->spec->cksum == FERRY_CKSUM_ADLER32 || f->split,
+			 &h->crc, &f->sums[u->chunk].adler32);
 	if (err)
 		return err;
 	h->file_idx = u->file;

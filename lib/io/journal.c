@@ -151,13 +151,10 @@ static int write_fresh(const struct ferry_journal *j, int fd)
 	return ferry__fs_pwrite_full(fd, hdr, sizeof(hdr), 0);
 }
 
-int ferry__journal_open(struct ferry_journal *j, int parentfd,
-			const char *name, const struct ferry_journal_hdr *h,
-			bool *reused)
+/* An empty journal for h, in memory. 0, -EINVAL, -EFBIG or -ENOMEM. */
+static int init(struct ferry_journal *j, const struct ferry_journal_hdr *h)
 {
-	struct stat st;
-	uint64_t n, end = JNL_HDR_LEN;
-	int fd, rc;
+	uint64_t n;
 
 	j->fd = -1;
 	j->h = *h;
@@ -165,8 +162,6 @@ int ferry__journal_open(struct ferry_journal *j, int parentfd,
 	j->sums = NULL;
 	atomic_init(&j->n_have, 0);
 	atomic_init(&j->end_, 0);
-	if (reused)
-		*reused = false;
 	if (h->chunk_size == 0)
 		return -EINVAL;
 	n = ferry__journal_chunks(h->size, h->chunk_size);
@@ -176,6 +171,40 @@ int ferry__journal_open(struct ferry_journal *j, int parentfd,
 	if (!j->sums)
 		return -ENOMEM;
 	j->n_chunks = n;
+	return 0;
+}
+
+int ferry__journal_peek(struct ferry_journal *j, int parentfd,
+			const char *name, const struct ferry_journal_hdr *h)
+{
+	struct stat st;
+	uint64_t end;
+	int fd, rc = init(j, h);
+
+	if (rc)
+		return rc;
+	fd = openat(parentfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	rc = fstat(fd, &st) ? -errno :
+	     S_ISREG(st.st_mode) && st.st_nlink == 1 ? load(j, fd, &end) : 0;
+	close(fd);
+	return rc;
+}
+
+int ferry__journal_open(struct ferry_journal *j, int parentfd,
+			const char *name, const struct ferry_journal_hdr *h,
+			bool *reused)
+{
+	struct stat st;
+	uint64_t end = JNL_HDR_LEN;
+	int fd, rc;
+
+	if (reused)
+		*reused = false;
+	rc = init(j, h);
+	if (rc)
+		return rc;
 
 	fd = openat(parentfd, name,
 		    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

@@ -48,6 +48,15 @@ int ferry__journal_open(struct ferry_journal *j, int parentfd,
 			const char *name, const struct ferry_journal_hdr *h,
 			bool *reused);
 
+/* Read the journal NAME in parentfd for h without changing it: 1 with
+ * its records loaded into j (j->fd stays -1), 0 when it is missing, not
+ * a regular file of one link, or for another header (j holds no chunk),
+ * or -errno (as ferry__journal_open). Free j with ferry__journal_close,
+ * whatever this returned. Used on journals other sessions write: a torn
+ * last record is left out, as on load. */
+int ferry__journal_peek(struct ferry_journal *j, int parentfd,
+			const char *name, const struct ferry_journal_hdr *h);
+
 /* Record that chunk idx is verified with these sums (appends a record;
  * not synced: call ferry__journal_sync after the part file's data is
  * synced). Thread-safe for distinct idx values. Adding an idx again with

@@ -59,6 +59,9 @@ struct ferry_walk_opts {
 	 * argument must be a file, and nothing else is opened by path */
 	int (*open_source)(void *arg, const char *src, int flags);
 	void *open_arg;
+	/* NULL, or one slot per argument: the index in the manifest of the
+	 * entry the argument became (SIZE_MAX: none, a skipped symlink) */
+	size_t *arg_entry;
 };
 
 /* Walk the sender's arguments. A file argument becomes an entry named by

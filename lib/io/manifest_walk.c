@@ -538,8 +538,12 @@ int ferry__manifest_walk(struct ferry_manifest *m, char *const *paths,
 		return -ENOMEM;
 	ret = name_args(slots, paths, o ? o->names : NULL, n_paths, why,
 			whylen);
-	for (size_t i = 0; i < n_paths && !ret; i++)
+	for (size_t i = 0; i < n_paths && !ret; i++) {
+		size_t before = t.n;
 		ret = walk_arg(&w, paths[i], slots[i].name);
+		if (o && o->arg_entry)
+			o->arg_entry[i] = t.n > before ? m->n + before : SIZE_MAX;
+	}
 	if (!ret)
 		ret = manifest_take(m, &t);
 	for (size_t i = 0; i < n_paths; i++)

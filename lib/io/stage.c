@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -14,24 +15,47 @@
 #include "util/util.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-/* A staged file's name in its fan-out directory: 32 hex digits, .part
- * or .jrnl */
+/* A staged file's name in its fan-out directory: 32 hex digits, then
+ * ".part" or ".jrnl"; a split file's: ".<16 hex>.part" or
+ * ".<16 hex>.<16 hex>.jrnl" in between */
 #define ENTRY_LEN (32 + 5)
+#define SPLIT_BASE_LEN (32 + 1 + 16)
+#define SPLIT_PART_LEN (SPLIT_BASE_LEN + 5)
+#define RANGE_JRNL_LEN (SPLIT_BASE_LEN + 1 + 16 + 5)
 
-void ferry__stage_key(const char *relpath, struct ferry__stage_key *k)
+/* The first 16 bytes of SHA-256(tag with its NUL, then data). */
+static void key_of(const char *tag, const void *data, size_t len,
+		   struct ferry__stage_key *k)
 {
-	static const char tag[] = "ferry-stage-1"; /* with its NUL */
 	uint8_t md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
 	EVP_MD_CTX *c = EVP_MD_CTX_new();
 
 	memset(md, 0, sizeof(md));
 	if (c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) &&
-	    EVP_DigestUpdate(c, tag, sizeof(tag)) &&
-	    EVP_DigestUpdate(c, relpath, strlen(relpath)))
+	    EVP_DigestUpdate(c, tag, strlen(tag) + 1) &&
+	    EVP_DigestUpdate(c, data, len))
 		EVP_DigestFinal_ex(c, md, &mdlen);
 	EVP_MD_CTX_free(c);
 	memcpy(k->b, md, sizeof(k->b));
+}
+
+void ferry__stage_key(const char *relpath, struct ferry__stage_key *k)
+{
+	key_of("ferry-stage-1", relpath, strlen(relpath), k);
+}
+
+void ferry__stage_key_range(const struct ferry__stage_key *k, uint64_t split,
+			    uint64_t offset, struct ferry__stage_key *out)
+{
+	uint8_t in[sizeof(k->b) + 16];
+
+	memcpy(in, k->b, sizeof(k->b));
+	for (int i = 0; i < 8; i++) {
+		in[sizeof(k->b) + i] = (uint8_t)(split >> (8 * i));
+		in[sizeof(k->b) + 8 + i] = (uint8_t)(offset >> (8 * i));
+	}
+	key_of("ferry-stage-range-1", in, sizeof(in), out);
 }
 
 void ferry__stage_key_solo(const uint8_t nonce[FERRY__STAGE_NONCE],
@@ -43,13 +67,11 @@ void ferry__stage_key_solo(const uint8_t nonce[FERRY__STAGE_NONCE],
 	memcpy(k->b + 4, nonce, FERRY__STAGE_NONCE);
 }
 
-void ferry__stage_name(const struct ferry__stage_key *k,
-		       enum ferry__stage_kind kind,
-		       char buf[FERRY__STAGE_NAME_LEN])
-{
-	static const char hex[] = "0123456789abcdef";
-	char *p = buf;
+static const char hex[] = "0123456789abcdef";
 
+/* "ab/<32 hex>" at p; returns the end. */
+static char *put_key(char *p, const struct ferry__stage_key *k)
+{
 	*p++ = hex[k->b[0] >> 4];
 	*p++ = hex[k->b[0] & 15];
 	*p++ = '/';
@@ -57,7 +79,75 @@ void ferry__stage_name(const struct ferry__stage_key *k,
 		*p++ = hex[k->b[i] >> 4];
 		*p++ = hex[k->b[i] & 15];
 	}
-	strcpy(p, kind == FERRY__STAGE_PART ? ".part" : ".jrnl");
+	return p;
+}
+
+/* "." and 16 hex digits of v, most significant first. */
+static char *put_u64(char *p, uint64_t v)
+{
+	*p++ = '.';
+	for (int i = 15; i >= 0; i--)
+		*p++ = hex[(v >> (4 * i)) & 15];
+	return p;
+}
+
+void ferry__stage_name(const struct ferry__stage_key *k,
+		       enum ferry__stage_kind kind,
+		       char buf[FERRY__STAGE_NAME_LEN])
+{
+	strcpy(put_key(buf, k), kind == FERRY__STAGE_PART ? ".part" : ".jrnl");
+}
+
+void ferry__stage_split_name(const struct ferry__stage_key *k, uint64_t split,
+			     enum ferry__stage_kind kind, uint64_t offset,
+			     char buf[FERRY__STAGE_NAME_LEN])
+{
+	char *p = put_u64(put_key(buf, k), split);
+
+	if (kind == FERRY__STAGE_PART)
+		strcpy(p, ".part");
+	else
+		strcpy(put_u64(p, offset), ".jrnl");
+}
+
+static bool is_hex(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static uint64_t hex_u64(const char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 16; i++)
+		v = v << 4 | (uint64_t)(p[i] <= '9' ? p[i] - '0' : p[i] - 'a' + 10);
+	return v;
+}
+
+/* What a name in a fan-out directory is (nothing ferry makes: OTHER). */
+enum entry_kind { E_OTHER, E_PART, E_JRNL, E_SPLIT_PART, E_RANGE_JRNL };
+
+static enum entry_kind entry_kind(const char *n)
+{
+	size_t len = strlen(n);
+
+	if (len < ENTRY_LEN || !is_hex(n, 32))
+		return E_OTHER;
+	if (len == ENTRY_LEN)
+		return !strcmp(n + 32, ".part") ? E_PART :
+		       !strcmp(n + 32, ".jrnl") ? E_JRNL : E_OTHER;
+	if (n[32] != '.' || !is_hex(n + 33, 16))
+		return E_OTHER;
+	if (len == SPLIT_PART_LEN && !strcmp(n + SPLIT_BASE_LEN, ".part"))
+		return E_SPLIT_PART;
+	if (len == RANGE_JRNL_LEN && n[SPLIT_BASE_LEN] == '.' &&
+	    is_hex(n + SPLIT_BASE_LEN + 1, 16) &&
+	    !strcmp(n + SPLIT_BASE_LEN + 17, ".jrnl"))
+		return E_RANGE_JRNL;
+	return E_OTHER;
 }
 
 /* Is st something of this user's that no one else may change? */
@@ -150,16 +240,35 @@ int ferry__stage_open(struct ferry__stage *s, int topfd, bool create,
 	return 0;
 }
 
+static bool exists_in(int dirfd, const char *name)
+{
+	return faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       errno != ENOENT;
+}
+
+/* Is there a range journal of the split part file named part in dir? */
+static bool has_range_journal(DIR *dir, const char *part)
+{
+	struct dirent *d;
+
+	rewinddir(dir);
+	while ((d = readdir(dir)))
+		if (entry_kind(d->d_name) == E_RANGE_JRNL &&
+		    !strncmp(d->d_name, part, SPLIT_BASE_LEN))
+			return true;
+	return false;
+}
+
 /* In fan-out directory name of an idle area, remove every part file
- * without a journal: no session is inside, and such a file is never
- * resumed (a one-chunk file's, or one whose session died before its
- * first chunk was journaled). */
+ * without a journal (no session is inside, and such a file is never
+ * resumed: a one-chunk file's, or one whose session died before its
+ * first chunk was journaled), then every range journal without its
+ * split part file (its data is gone). */
 static void sweep_orphans(const struct ferry__stage *s, const char *name)
 {
-	char jrnl[FERRY__STAGE_NAME_LEN];
-	struct dirent *d;
 	int fd = openat(s->dirfd, name, DIR_FLAGS);
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *d;
 
 	if (!dir) {
 		if (fd >= 0)
@@ -167,14 +276,28 @@ static void sweep_orphans(const struct ferry__stage *s, const char *name)
 		return;
 	}
 	while ((d = readdir(dir))) {
-		size_t len = strlen(d->d_name);
-		if (len != ENTRY_LEN || strcmp(d->d_name + len - 5, ".part"))
+		char self[RANGE_JRNL_LEN + 1], other[RANGE_JRNL_LEN + 1];
+		enum entry_kind kind = entry_kind(d->d_name);
+		long at;
+		bool gone;
+
+		if (kind == E_OTHER || kind == E_JRNL)
 			continue;
-		memcpy(jrnl, d->d_name, len - 5);
-		strcpy(jrnl + len - 5, ".jrnl");
-		if (faccessat(fd, jrnl, F_OK, AT_SYMLINK_NOFOLLOW) &&
-		    errno == ENOENT)
-			unlinkat(fd, d->d_name, 0);
+		strcpy(self, d->d_name); /* the kinds above fit */
+		strcpy(other, self);
+		if (kind == E_PART) {
+			strcpy(other + 32, ".jrnl");
+			gone = !exists_in(fd, other);
+		} else if (kind == E_SPLIT_PART) {
+			at = telldir(dir);
+			gone = !has_range_journal(dir, self);
+			seekdir(dir, at);
+		} else {
+			strcpy(other + SPLIT_BASE_LEN, ".part");
+			gone = !exists_in(fd, other);
+		}
+		if (gone)
+			unlinkat(fd, self, 0);
 	}
 	closedir(dir);
 }
@@ -264,6 +387,30 @@ void ferry__stage_release(struct ferry__stage *s,
 	lock_byte(s, k, F_UNLCK);
 }
 
+int ferry__stage_claim_shared(struct ferry__stage *s,
+			      const struct ferry__stage_key *k)
+{
+	return lock_byte(s, k, F_RDLCK);
+}
+
+/* A publisher holds its key for one publish (a rename, a sync): poll
+ * from 1 ms, doubling up to 16 ms. */
+int ferry__stage_claim_wait(struct ferry__stage *s,
+			    const struct ferry__stage_key *k, int timeout_ms)
+{
+	uint64_t end = ferry__now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
+	struct timespec nap = { 0, 1000000 };
+	int err;
+
+	while ((err = lock_byte(s, k, F_WRLCK)) == -EBUSY &&
+	       ferry__now_ns() < end) {
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 16000000)
+			nap.tv_nsec *= 2;
+	}
+	return err;
+}
+
 bool ferry__stage_has(const struct ferry__stage *s,
 		      const struct ferry__stage_key *k,
 		      enum ferry__stage_kind kind)
@@ -312,22 +459,24 @@ static int create_part(const struct ferry__stage *s, const char *name,
 	return fd >= 0 ? fd : -errno;
 }
 
-int ferry__stage_open_part(const struct ferry__stage *s,
-			   const struct ferry__stage_key *k, bool create,
-			   mode_t mode)
+/* An existing part file, opened for writing only if it is ours alone: a
+ * second link would carry our writes to wherever it points. */
+static int open_ours(const struct ferry__stage *s, const char *name,
+		     int flags)
 {
-	char name[FERRY__STAGE_NAME_LEN];
+	char sub[3] = { name[0], name[1], 0 };
 	struct stat st;
-	int fd;
+	int fd = openat(s->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | flags,
+			0600);
 
-	ferry__stage_name(k, FERRY__STAGE_PART, name);
-	if (create)
-		return create_part(s, name, mode);
-	fd = openat(s->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && (flags & O_CREAT)) {
+		if (mkdirat(s->dirfd, sub, 0700) && errno != EEXIST)
+			return -errno;
+		fd = openat(s->dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC |
+						     flags, 0600);
+	}
 	if (fd < 0)
 		return -errno;
-	/* a part file is reused only if it is ours alone: a second link
-	 * would carry our writes to wherever it points */
 	if (fstat(fd, &st) || !ours(&st, S_IFREG) || st.st_nlink != 1) {
 		close(fd);
 		return -ESTALE;
@@ -335,16 +484,91 @@ int ferry__stage_open_part(const struct ferry__stage *s,
 	return fd;
 }
 
-/* rename without replacing: renameat2, or where the file system does not
- * have RENAME_NOREPLACE, a hard link (which fails when the name exists)
- * and an unlink. */
-int ferry__stage_publish(const struct ferry__stage *s,
-			 const struct ferry__stage_key *k, int parentfd,
-			 const char *base, bool replace)
+int ferry__stage_open_part(const struct ferry__stage *s,
+			   const struct ferry__stage_key *k, bool create,
+			   mode_t mode)
 {
 	char name[FERRY__STAGE_NAME_LEN];
 
 	ferry__stage_name(k, FERRY__STAGE_PART, name);
+	if (create)
+		return create_part(s, name, mode);
+	return open_ours(s, name, 0);
+}
+
+int ferry__stage_open_split(const struct ferry__stage *s,
+			    const struct ferry__stage_key *k, uint64_t split,
+			    bool create)
+{
+	char name[FERRY__STAGE_NAME_LEN];
+
+	ferry__stage_split_name(k, split, FERRY__STAGE_PART, 0, name);
+	return open_ours(s, name, create ? O_CREAT : 0);
+}
+
+int ferry__stage_split_journals(const struct ferry__stage *s,
+				const struct ferry__stage_key *k,
+				uint64_t split,
+				int (*fn)(void *arg, uint64_t offset,
+					  const char *name),
+				void *arg)
+{
+	char want[FERRY__STAGE_NAME_LEN], name[FERRY__STAGE_NAME_LEN];
+	char sub[3];
+	struct dirent *d;
+	DIR *dir;
+	int fd, ret = 0;
+
+	ferry__stage_split_name(k, split, FERRY__STAGE_PART, 0, want);
+	memcpy(sub, want, 2);
+	sub[2] = 0;
+	fd = openat(s->dirfd, sub, DIR_FLAGS);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (!ret && (d = readdir(dir))) {
+		if (entry_kind(d->d_name) != E_RANGE_JRNL ||
+		    strncmp(d->d_name, want + 3, SPLIT_BASE_LEN))
+			continue;
+		memcpy(name, want, 3); /* "ab/" */
+		memcpy(name + 3, d->d_name, RANGE_JRNL_LEN + 1);
+		ret = fn(arg, hex_u64(d->d_name + SPLIT_BASE_LEN + 1), name);
+	}
+	closedir(dir);
+	return ret;
+}
+
+static int drop_one(void *arg, uint64_t offset, const char *name)
+{
+	const struct ferry__stage *s = arg;
+
+	(void)offset;
+	unlinkat(s->dirfd, name, 0);
+	return 0;
+}
+
+void ferry__stage_drop_split(const struct ferry__stage *s,
+			     const struct ferry__stage_key *k, uint64_t split,
+			     bool part)
+{
+	char name[FERRY__STAGE_NAME_LEN];
+
+	ferry__stage_split_journals(s, k, split, drop_one, (void *)s);
+	if (part) {
+		ferry__stage_split_name(k, split, FERRY__STAGE_PART, 0, name);
+		unlinkat(s->dirfd, name, 0);
+	}
+}
+
+/* rename without replacing: renameat2, or where the file system does not
+ * have RENAME_NOREPLACE, a hard link (which fails when the name exists)
+ * and an unlink. */
+static int publish_name(const struct ferry__stage *s, const char *name,
+			int parentfd, const char *base, bool replace)
+{
 	if (replace)
 		return renameat(s->dirfd, name, parentfd, base) ? -errno : 0;
 	if (renameat2(s->dirfd, name, parentfd, base, RENAME_NOREPLACE) == 0)
@@ -354,4 +578,25 @@ int ferry__stage_publish(const struct ferry__stage *s,
 	if (linkat(s->dirfd, name, parentfd, base, 0))
 		return -errno;
 	return unlinkat(s->dirfd, name, 0) ? -errno : 0;
+}
+
+int ferry__stage_publish(const struct ferry__stage *s,
+			 const struct ferry__stage_key *k, int parentfd,
+			 const char *base, bool replace)
+{
+	char name[FERRY__STAGE_NAME_LEN];
+
+	ferry__stage_name(k, FERRY__STAGE_PART, name);
+	return publish_name(s, name, parentfd, base, replace);
+}
+
+int ferry__stage_publish_split(const struct ferry__stage *s,
+			       const struct ferry__stage_key *k,
+			       uint64_t split, int parentfd, const char *base,
+			       bool replace)
+{
+	char name[FERRY__STAGE_NAME_LEN];
+
+	ferry__stage_split_name(k, split, FERRY__STAGE_PART, 0, name);
+	return publish_name(s, name, parentfd, base, replace);
 }

@@ -18,6 +18,7 @@ static const uint16_t codec_types[] = {
 	FERRY_MSG_FILE_SUM,  FERRY_MSG_FILE_DONE, FERRY_MSG_REQ,
 	FERRY_MSG_REPLY,     FERRY_MSG_MARKER,    FERRY_MSG_FILE_SUMS,
 	FERRY_MSG_FILE_DONES, FERRY_MSG_PATH,     FERRY_MSG_TCLASS,
+	FERRY_MSG_RANGES,    FERRY_MSG_PUBLISHED,
 };
 
 static inline void codec_sample_params(struct ferry_params *p)
@@ -96,6 +97,7 @@ static inline void codec_sample(uint16_t type, struct ferry_msg *m)
 	case FERRY_MSG_PLAN:
 	case FERRY_MSG_FILE_SUMS:
 	case FERRY_MSG_FILE_DONES:
+	case FERRY_MSG_RANGES:
 		m->u.blob.last = type & 1;
 		m->u.blob.len = 7 + type;
 		codec_sample_bytes(m->u.blob.data, m->u.blob.len, type);
@@ -125,6 +127,11 @@ static inline void codec_sample(uint16_t type, struct ferry_msg *m)
 		m->u.file_done.crc32c = 0xcafebabe;
 		m->u.file_done.adler32 = 0x12345678;
 		strcpy(m->u.file_done.text, "no space");
+		break;
+	case FERRY_MSG_PUBLISHED:
+		m->u.published.idx = 0x00a0b0c0;
+		m->u.published.crc32c = 0x89abcdef;
+		m->u.published.adler32 = 0x01234567;
 		break;
 	case FERRY_MSG_REQ:
 		m->u.req.op = FERRY_REQ_MKDIR;

@@ -412,6 +412,47 @@ static void test_bad_args(void)
 	unlinkat(dirfd_, NAME, 0);
 }
 
+/* Peek reads another session's journal as it is: records loaded, the
+ * file untouched; another header, a missing file or a second link read
+ * as nothing. */
+static void test_peek(void)
+{
+	static const uint64_t idx[] = { 3, 4, 700 };
+	struct ferry_journal_hdr other = hdr3g;
+	struct ferry_journal j, p;
+	off_t before;
+
+	fresh_journal(&j, &hdr3g);
+	add_all(&j, idx, 3);
+	before = file_size();
+	CU_ASSERT_EQUAL(ferry__journal_peek(&p, dirfd_, NAME, &hdr3g), 1);
+	CU_ASSERT_EQUAL(p.fd, -1);
+	CU_ASSERT_EQUAL(p.n_have, 3);
+	CU_ASSERT_TRUE(p.sums[700].have);
+	CU_ASSERT_EQUAL(p.sums[700].crc32c, crc_of(700));
+	CU_ASSERT_FALSE(p.sums[5].have);
+	ferry__journal_close(&p, -1, NULL, false);
+	/* a torn record being appended is left out */
+	CU_ASSERT_EQUAL(pwrite(j.fd, "torn", 4, before), 4);
+	CU_ASSERT_EQUAL(ferry__journal_peek(&p, dirfd_, NAME, &hdr3g), 1);
+	CU_ASSERT_EQUAL(p.n_have, 3);
+	ferry__journal_close(&p, -1, NULL, false);
+	CU_ASSERT_EQUAL(file_size(), before + 4);
+	/* for another source: nothing, and nothing rewritten */
+	other.mtime_ns++;
+	CU_ASSERT_EQUAL(ferry__journal_peek(&p, dirfd_, NAME, &other), 0);
+	CU_ASSERT_EQUAL(p.n_have, 0);
+	ferry__journal_close(&p, -1, NULL, false);
+	CU_ASSERT_EQUAL(file_size(), before + 4);
+	CU_ASSERT_EQUAL(linkat(dirfd_, NAME, dirfd_, "second", 0), 0);
+	CU_ASSERT_EQUAL(ferry__journal_peek(&p, dirfd_, NAME, &hdr3g), 0);
+	ferry__journal_close(&p, -1, NULL, false);
+	unlinkat(dirfd_, "second", 0);
+	ferry__journal_close(&j, dirfd_, NAME, true);
+	CU_ASSERT_EQUAL(ferry__journal_peek(&p, dirfd_, NAME, &hdr3g), 0);
+	ferry__journal_close(&p, -1, NULL, false);
+}
+
 static void test_remove(void)
 {
 	struct ferry_journal j;
@@ -437,6 +478,7 @@ int main(void)
 		{ "idx range and empty file", test_range_and_empty },
 		{ "bad arguments", test_bad_args },
 		{ "close with remove", test_remove },
+		{ "peek leaves the journal as it is", test_peek },
 		CU_TEST_INFO_NULL,
 	};
 	int rc;

@@ -166,6 +166,31 @@ static void test_walk(void)
 	CU_ASSERT_PTR_NULL(m.e);
 }
 
+/* Which entry each argument became, after what was there: a ranged
+ * send finds its file's entry so. */
+static void test_walk_arg_entry(void)
+{
+	char *args[] = { (char *)at("src/"), (char *)at("src/flink"),
+			 (char *)at("single.dat") };
+	size_t ent[3] = { 7, 7, 7 };
+	struct ferry_walk_opts o = { .arg_entry = ent };
+	struct ferry_manifest m;
+	char why[512] = "";
+
+	ferry__manifest_init(&m);
+	CU_ASSERT_EQUAL_FATAL(ferry__manifest_add(&m, "before", NULL,
+						  FERRY_ENTRY_FILE, 0644, 1,
+						  0), 0);
+	CU_ASSERT_EQUAL_FATAL(ferry__manifest_walk(&m, args, 3, &o, why,
+						   sizeof(why)), 0);
+	CU_ASSERT_EQUAL(ent[0], 1);
+	CU_ASSERT_STRING_EQUAL(m.e[ent[0]].path, "src");
+	CU_ASSERT_EQUAL(ent[1], SIZE_MAX); /* a symlink, skipped */
+	CU_ASSERT_EQUAL_FATAL(ent[2], m.n - 1);
+	CU_ASSERT_STRING_EQUAL(m.e[ent[2]].path, "single.dat");
+	ferry__manifest_free(&m);
+}
+
 static void test_walk_follow(void)
 {
 	struct ferry_walk_opts o = { .follow_symlinks = true };
@@ -563,6 +588,7 @@ int main(void)
 		{ "make a tree", make_tree },
 		{ "path rules", test_path_valid },
 		{ "walk a tree", test_walk },
+		{ "walk: the entry of each argument", test_walk_arg_entry },
 		{ "walk following symlinks", test_walk_follow },
 		{ "walk refuses a symlink loop", test_walk_loop },
 		{ "walk refusals", test_walk_refusals },

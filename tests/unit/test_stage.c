@@ -294,6 +294,172 @@ static void test_publish(void)
 	CU_ASSERT_FALSE(exists_at(rootfd, ".ferry"));
 }
 
+/* A split file: its names, shared and range claims, the part file all
+ * its ranges share, its range journals and what the last one out sweeps. */
+static void test_split_names_claims(void)
+{
+	char a[FERRY__STAGE_NAME_LEN], b[FERRY__STAGE_NAME_LEN];
+	struct ferry__stage_key k, r0, r1, r0b, pub;
+	struct ferry__stage s1, s2;
+
+	ferry__stage_key("big.dat", &k);
+	ferry__stage_name(&k, FERRY__STAGE_PART, a);
+	ferry__stage_split_name(&k, 0xa00000, FERRY__STAGE_PART, 0, b);
+	/* beside the whole file's, in its fan-out directory */
+	CU_ASSERT_EQUAL(strncmp(a, b, 35), 0);
+	CU_ASSERT_STRING_EQUAL(b + 35, ".0000000000a00000.part");
+	ferry__stage_split_name(&k, 0xa00000, FERRY__STAGE_JOURNAL, 0x1400000,
+				b);
+	CU_ASSERT_STRING_EQUAL(b + 35,
+			       ".0000000000a00000.0000000001400000.jrnl");
+	CU_ASSERT_EQUAL(strlen(b), 3 + 32 + 17 + 17 + 5);
+	CU_ASSERT(strlen(b) < FERRY__STAGE_NAME_LEN);
+
+	/* a key per range, per split, and one to publish with */
+	ferry__stage_key_range(&k, 0xa00000, 0, &r0);
+	ferry__stage_key_range(&k, 0xa00000, 0xa00000, &r1);
+	ferry__stage_key_range(&k, 0x1400000, 0, &r0b);
+	ferry__stage_key_range(&k, 0xa00000, FERRY__STAGE_PUBLISH, &pub);
+	CU_ASSERT_NOT_EQUAL(memcmp(&r0, &r1, sizeof(r0)), 0);
+	CU_ASSERT_NOT_EQUAL(memcmp(&r0, &r0b, sizeof(r0)), 0);
+	CU_ASSERT_NOT_EQUAL(memcmp(&r0, &pub, sizeof(r0)), 0);
+	CU_ASSERT_NOT_EQUAL(memcmp(&r0, &k, sizeof(r0)), 0);
+
+	fresh_root();
+	CU_ASSERT_EQUAL_FATAL(ferry__stage_open(&s1, rootfd, true, NULL, 0), 0);
+	CU_ASSERT_EQUAL_FATAL(ferry__stage_open(&s2, rootfd, true, NULL, 0), 0);
+	/* range sessions share the target; a whole-file session cannot
+	 * have it meanwhile, nor take it from them */
+	CU_ASSERT_EQUAL(ferry__stage_claim_shared(&s1, &k), 0);
+	CU_ASSERT_EQUAL(ferry__stage_claim_shared(&s2, &k), 0);
+	CU_ASSERT_EQUAL(ferry__stage_claim(&s1, &k), -EBUSY); /* not alone */
+	CU_ASSERT_EQUAL(ferry__stage_claim(&s1, &r0), 0);
+	CU_ASSERT_EQUAL(ferry__stage_claim(&s2, &r0), -EBUSY); /* one writer */
+	CU_ASSERT_EQUAL(ferry__stage_claim(&s2, &r1), 0);
+	ferry__stage_release(&s2, &k);
+	/* alone: shared turns exclusive, and back */
+	CU_ASSERT_EQUAL(ferry__stage_claim(&s1, &k), 0);
+	CU_ASSERT_EQUAL(ferry__stage_claim_shared(&s2, &k), -EBUSY);
+	CU_ASSERT_EQUAL(ferry__stage_claim_shared(&s1, &k), 0);
+	CU_ASSERT_EQUAL(ferry__stage_claim_shared(&s2, &k), 0);
+	/* one publisher at a time: the second waits, then gives up */
+	CU_ASSERT_EQUAL(ferry__stage_claim_wait(&s1, &pub, 1000), 0);
+	CU_ASSERT_EQUAL(ferry__stage_claim_wait(&s2, &pub, 30), -EBUSY);
+	ferry__stage_release(&s1, &pub);
+	CU_ASSERT_EQUAL(ferry__stage_claim_wait(&s2, &pub, 30), 0);
+	ferry__stage_close(&s2);
+	ferry__stage_close(&s1);
+}
+
+static int count_journal(void *arg, uint64_t offset, const char *name)
+{
+	uint64_t *seen = arg;
+
+	(void)name;
+	*seen |= offset;
+	seen[1]++;
+	return 0;
+}
+
+static void put_staged(const char *name, const char *text)
+{
+	char path[FERRY__STAGE_NAME_LEN + 8] = ".ferry/";
+	int fd;
+
+	strcat(path, name);
+	fd = openat(rootfd, path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static void test_split_files(void)
+{
+	char name[FERRY__STAGE_NAME_LEN], j0[FERRY__STAGE_NAME_LEN];
+	char j1[FERRY__STAGE_NAME_LEN], other[FERRY__STAGE_NAME_LEN];
+	struct ferry__stage_key k;
+	struct ferry__stage s;
+	uint64_t seen[2] = { 0, 0 };
+	char buf[16] = "";
+	int fd, fd2;
+
+	fresh_root();
+	CU_ASSERT_EQUAL_FATAL(ferry__stage_open(&s, rootfd, true, NULL, 0), 0);
+	ferry__stage_key("big.dat", &k);
+	ferry__stage_split_name(&k, 4096, FERRY__STAGE_PART, 0, name);
+	ferry__stage_split_name(&k, 4096, FERRY__STAGE_JOURNAL, 0, j0);
+	ferry__stage_split_name(&k, 4096, FERRY__STAGE_JOURNAL, 8192, j1);
+	ferry__stage_split_name(&k, 8192, FERRY__STAGE_JOURNAL, 8192, other);
+	/* made by the first range, kept as it is by the next */
+	CU_ASSERT_EQUAL(ferry__stage_open_split(&s, &k, 4096, false), -ENOENT);
+	fd = ferry__stage_open_split(&s, &k, 4096, true);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(pwrite(fd, "range1", 6, 4096), 6);
+	fd2 = ferry__stage_open_split(&s, &k, 4096, true);
+	CU_ASSERT_FATAL(fd2 >= 0);
+	CU_ASSERT_EQUAL(pwrite(fd2, "range0", 6, 0), 6);
+	CU_ASSERT_EQUAL(pread(fd, buf, 6, 4096), 6);
+	CU_ASSERT_EQUAL(memcmp(buf, "range1", 6), 0);
+	close(fd2);
+	close(fd);
+	/* its range journals, and none of another split's */
+	put_staged(j0, "j");
+	put_staged(j1, "j");
+	put_staged(other, "j");
+	CU_ASSERT_EQUAL(ferry__stage_split_journals(&s, &k, 4096,
+						    count_journal, seen), 0);
+	CU_ASSERT_EQUAL(seen[0], 8192);
+	CU_ASSERT_EQUAL(seen[1], 2);
+	/* what is staged stays when the last one leaves; a journal of a
+	 * split file whose part file is gone does not */
+	ferry__stage_close(&s);
+	CU_ASSERT_TRUE(exists_at(rootfd, ".ferry"));
+	CU_ASSERT_EQUAL_FATAL(ferry__stage_open(&s, rootfd, false, NULL, 0), 0);
+	CU_ASSERT_EQUAL(ferry__stage_split_journals(&s, &k, 8192,
+						    count_journal, seen), 0);
+	CU_ASSERT_EQUAL(seen[1], 2);
+	fd = ferry__stage_open_split(&s, &k, 4096, false);
+	CU_ASSERT(fd >= 0);
+	close(fd);
+	/* published: the journals go after it, and so does the area */
+	CU_ASSERT_EQUAL(ferry__stage_publish_split(&s, &k, 4096, rootfd,
+						   "big.dat", false), 0);
+	CU_ASSERT_EQUAL(ferry__stage_open_split(&s, &k, 4096, false), -ENOENT);
+	ferry__stage_drop_split(&s, &k, 4096, true);
+	seen[1] = 0;
+	CU_ASSERT_EQUAL(ferry__stage_split_journals(&s, &k, 4096,
+						    count_journal, seen), 0);
+	CU_ASSERT_EQUAL(seen[1], 0);
+	ferry__stage_close(&s);
+	CU_ASSERT_FALSE(exists_at(rootfd, ".ferry"));
+	fd = openat(rootfd, "big.dat", O_RDONLY);
+	CU_ASSERT_EQUAL(pread(fd, buf, 6, 4096), 6);
+	CU_ASSERT_EQUAL(memcmp(buf, "range1", 6), 0);
+	close(fd);
+
+	/* a part file without any range journal is never resumed: swept */
+	CU_ASSERT_EQUAL_FATAL(ferry__stage_open(&s, rootfd, true, NULL, 0), 0);
+	fd = ferry__stage_open_split(&s, &k, 4096, true);
+	CU_ASSERT(fd >= 0);
+	close(fd);
+	ferry__stage_close(&s);
+	CU_ASSERT_FALSE(exists_at(rootfd, ".ferry"));
+
+	/* a planted second link is refused, not written through */
+	CU_ASSERT_EQUAL_FATAL(ferry__stage_open(&s, rootfd, true, NULL, 0), 0);
+	fd = ferry__stage_open_split(&s, &k, 4096, true);
+	close(fd);
+	put_staged(j0, "j");
+	CU_ASSERT_EQUAL(mkdirat(rootfd, "o", 0700), 0);
+	char path[FERRY__STAGE_NAME_LEN + 8] = ".ferry/";
+	strcat(path, name);
+	CU_ASSERT_EQUAL(linkat(rootfd, path, rootfd, "o/second", 0), 0);
+	CU_ASSERT_EQUAL(ferry__stage_open_split(&s, &k, 4096, true), -ESTALE);
+	ferry__stage_drop_split(&s, &k, 4096, true);
+	ferry__stage_close(&s);
+	CU_ASSERT_FALSE(exists_at(rootfd, ".ferry"));
+}
+
 static void test_hostile_area(void)
 {
 	struct ferry__stage s;
@@ -331,6 +497,8 @@ int main(void)
 		{ "one writer per target", test_claims },
 		{ "part files are ours alone", test_parts },
 		{ "publish", test_publish },
+		{ "split files: names and claims", test_split_names_claims },
+		{ "split files: part, journals, sweep", test_split_files },
 		{ "a hostile .ferry is refused", test_hostile_area },
 		CU_TEST_INFO_NULL,
 	};
