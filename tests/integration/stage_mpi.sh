@@ -266,6 +266,17 @@ stop_recvs() {
 		wait "${RPIDS[@]}"
 	} 2>/dev/null
 	RPIDS=()
+	# until they and their listening sockets are gone (a process that
+	# unmaps DPDK's memory closes its files a moment after it has left
+	# the namespace's list)
+	for _ in $(seq 100); do
+		[ -z "$(ip netns pids $NSB)$(ip netns pids $NSC)" ] &&
+			! ip netns exec $NSB ss -Hltn "sport = :7471" | grep -q . &&
+			! ip netns exec $NSC ss -Hltn "sport = :7471" | grep -q . &&
+			return
+		sleep 0.1
+	done
+	bad "the receivers did not exit within 10 s of SIGKILL"
 }
 
 run_case() {
@@ -290,8 +301,8 @@ run_case() {
 		wait $capid 2>/dev/null
 		tshark -r "$cap" -Y ip -T fields -e ip.dsfield.dscp 2>/dev/null |
 			sort | uniq -c >"$cap.dscp"
-		awk '$2 == 10 { n += $1 } END { exit !(n > 1000) }' "$cap.dscp" ||
-			bad "$XP: fewer than 1000 packets from A with DSCP 10 in the capture: $(cat "$cap.dscp")"
+		awk '$2 == 10 { n += $1 } END { exit !(n > 100) }' "$cap.dscp" ||
+			bad "$XP: fewer than 100 packets from A with DSCP 10 in the capture: $(cat "$cap.dscp")"
 		awk '$2 != 10 { exit 1 }' "$cap.dscp" ||
 			bad "$XP: packets from A without DSCP 10: $(cat "$cap.dscp")"
 		note "$XP: DSCP of A's packets on B's veth (count, value): $(tr -s ' \n' ' ' <"$cap.dscp")"
@@ -378,7 +389,7 @@ if [ "$LAUNCH" = mpirun ] && [[ " $XPORTS " == *" tcp "* ]]; then
 	ip netns exec $NSA env FERRY_KEY="$T/key" FERRY_TRANSPORT=tcp \
 		timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe -n 3 "$EX" "$T/out" \
 		ferry://$IPB/job >"$T/ex.out" 2>&1 ||
-		bad "mpi_stage failed: $(grep -v '^ *$' "$T/ex.out" | head -5)"
+		bad "mpi_stage failed: $(grep -v '^ *$' "$T/ex.out" | head -3); the receiver said: $(cat "$T/recvB.tcp.log")"
 	grep -q "3 of 3 parts staged" "$T/ex.out" ||
 		bad "mpi_stage's summary: $(cat "$T/ex.out")"
 	for r in 0 1 2; do
