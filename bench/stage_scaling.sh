@@ -12,6 +12,10 @@
 # other files round robin by size (largest first), process i to receiver
 # i mod 2, as a user splitting a list would.
 #
+# The ranks run unbound (mpirun --bind-to none), as docs/staging.md tells
+# users to: each rank's streams use the node's CPUs, as the hand-split
+# processes do.
+#
 # Per rank count: goodput (payload bytes / wall seconds from launch to
 # the last process's exit) of ferry-stage and of the hand-split sends,
 # their ratio, and ferry-stage's scaling against 1 rank (goodput /
@@ -23,7 +27,7 @@
 # about 10 s, rounded to 100 Mb/s), the goodput against the cap (goal:
 # within 5%).
 #
-# Environment: NFILES (48), FILE_MB (16), BIG_MB (512), RANKS ("1 2 4"),
+# Environment: NFILES (64), FILE_MB (32), BIG_MB (1024), RANKS ("1 2 4"),
 # TRANSPORT (tcp), CAP (bits per second, a plain number), BUILD. Needs root, mpirun (openmpi-bin) and a build
 # with ferry-stage. Exit status 0 when every copy ran and checked out.
 #
@@ -32,9 +36,9 @@
 # shellcheck source=bench/lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
 
-NFILES=${NFILES:-48}
-FILE_MB=${FILE_MB:-16}
-BIG_MB=${BIG_MB:-512}
+NFILES=${NFILES:-64}
+FILE_MB=${FILE_MB:-32}
+BIG_MB=${BIG_MB:-1024}
 RANKS=${RANKS:-1 2 4}
 TRANSPORT=${TRANSPORT:-tcp}
 STAGE=$BUILD/apps/stage/ferry-stage
@@ -48,12 +52,13 @@ need_cmd mpirun "apt-get install openmpi-bin"
 bench_lock
 MOUNTS=()
 stage_cleanup() {
-	bench_cleanup
 	local m
+	# detached first (lazily: the receivers still hold files there), so
+	# that bench_cleanup's rm does not walk into them
 	for m in "${MOUNTS[@]:-}"; do
-		[ -n "$m" ] && umount -l "$m" 2>/dev/null && rmdir "$m" 2>/dev/null
+		[ -n "$m" ] && umount -l "$m" 2>/dev/null
 	done
-	return 0
+	bench_cleanup
 }
 trap stage_cleanup EXIT
 
@@ -152,7 +157,7 @@ hand() {
 staged() {
 	local r=$1 t0 t1
 	t0=$(now)
-	ip netns exec $NSA timeout -k 5 600 mpirun --allow-run-as-root --oversubscribe -n "$r" \
+	ip netns exec $NSA timeout -k 5 600 mpirun --allow-run-as-root --oversubscribe --bind-to none -n "$r" \
 		"$STAGE" --key "$T/key" --transport "$TRANSPORT" --split "$split" --json \
 		"$T/src/ds" ferry://$IPB/stage ferry://$IPC/stage >"$T/stage.$r.json" 2>"$T/stage.$r.err" ||
 		die "ferry-stage x$r failed: $(grep -v '^ *$' "$T/stage.$r.err" | head -5)"
@@ -187,7 +192,7 @@ cores=$(nproc)
 cap=${CAP:-$(awk -v b="$BYTES" 'BEGIN { printf "%d", int(b * 8 / 10 / 1e8) * 1e8 }')}
 clear_dest
 wait_quiet 30 >/dev/null || true
-ip netns exec $NSA timeout -k 5 600 mpirun --allow-run-as-root --oversubscribe -n 4 \
+ip netns exec $NSA timeout -k 5 600 mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4 \
 	"$STAGE" --key "$T/key" --transport "$TRANSPORT" --split "$split" --json -b "$cap" \
 	"$T/src/ds" ferry://$IPB/stage ferry://$IPC/stage >"$T/cap.json" 2>"$T/cap.err" ||
 	die "ferry-stage -b $cap failed: $(grep -v '^ *$' "$T/cap.err" | head -5)"

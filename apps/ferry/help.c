@@ -421,7 +421,11 @@ const struct cli_cmd cli_cmd_stage = {
 	"identical, or (a range) landed for its receiver to publish; 1 when any\n"
 	"file or session failed (rank 0 lists them); 2 on bad usage.\n"
 	"\n"
-	"Example: mpirun -n 8 ferry-stage --key /etc/ferry/key run42/ \\\n"
-	"             ferry://dtn1/store/run42 ferry://dtn2/store/run42\n"
-	"         srun -n 16 ferry-stage -t verbs /lustre/job/in ferry://cn-io1/in\n",
+	"Start the ranks unbound (mpirun --bind-to none, srun --cpu-bind=none)\n"
+	"unless each has several CPUs: a rank runs several streams.\n"
+	"\n"
+	"Example: mpirun -n 8 --bind-to none ferry-stage --key /etc/ferry/key \\\n"
+	"             run42/ ferry://dtn1/store/run42 ferry://dtn2/store/run42\n"
+	"         srun -n 16 --cpu-bind=none ferry-stage --transport verbs \\\n"
+	"             /lustre/job/in ferry://cn-io1/in\n",
 };

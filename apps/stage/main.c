@@ -3,6 +3,7 @@
  * runs its libferry sessions; rank 0 gathers what each rank saw and
  * prints one summary. */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -328,6 +329,44 @@ static int operands(int argc, char **argv, int first, struct dest **dsts,
 	return 0;
 }
 
+/* Wait for every rank without spinning: MPI's own waits poll, and a rank
+ * that is done (or waiting for rank 0's walk) would take a CPU from the
+ * ranks still at work on a node that has fewer CPUs than threads. */
+void stage_idle_barrier(void)
+{
+	MPI_Request rq;
+	int done = 0;
+
+	MPI_Ibarrier(MPI_COMM_WORLD, &rq);
+	while (MPI_Test(&rq, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+	       !done) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Rank 0 warns when the launcher bound each rank to one CPU and left
+ * CPUs of a node idle: a rank's streams and checksums then share one
+ * CPU (mpirun binds to cores when it starts two ranks or fewer). */
+static void check_binding(void)
+{
+	MPI_Comm node;
+	cpu_set_t set;
+	int local = 1, cpus, idle, any = 0;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+			    MPI_INFO_NULL, &node);
+	MPI_Comm_size(node, &local);
+	MPI_Comm_free(&node);
+	cpus = sched_getaffinity(0, sizeof(set), &set) ? 0 : CPU_COUNT(&set);
+	idle = cpus == 1 && online > 0 && (long)local < online;
+	MPI_Reduce(&idle, &any, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+	if (!g_rank && any)
+		fprintf(stderr,
+			"ferry-stage: warning: the launcher bound each rank to one CPU while CPUs of its node stay idle; each rank's streams share that CPU: start it with `mpirun --bind-to none` or `srun --cpu-bind=none`\n");
+}
+
 /* Everyone leaves with status; rank 0 has said why. */
 static int finish(int status)
 {
@@ -386,6 +425,7 @@ int main(int argc, char **argv)
 		a.c.o.rate_bps = a.c.o.rate_bps / (uint64_t)ranks ?
 			a.c.o.rate_bps / (uint64_t)ranks : 1;
 
+	check_binding();
 	/* rank 0 deals; everyone hears whether that worked */
 	int err = 0;
 	if (!g_rank) {
@@ -394,6 +434,7 @@ int main(int argc, char **argv)
 		if (err)
 			fprintf(stderr, "ferry-stage: %s\n", why);
 	}
+	stage_idle_barrier();
 	MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	if (err)
 		return finish(1);

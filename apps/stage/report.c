@@ -315,6 +315,7 @@ int stage_report(const struct stage_rank *rec, const struct stage_range *rg,
 	int *cr = NULL, *dr = NULL, *cf = NULL, *df = NULL;
 
 	MPI_Comm_rank(MPI_COMM_WORLD, &me);
+	stage_idle_barrier(); /* the ranks still sending keep their CPUs */
 	if (!me) {
 		recs = calloc((size_t)ranks, sizeof(*recs));
 		cr = calloc((size_t)ranks, sizeof(int));

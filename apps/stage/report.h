@@ -42,6 +42,9 @@ struct stage_range {
 	uint32_t file_adler32, file_crc32c; /* published: the file's */
 };
 
+/* A barrier that sleeps instead of polling (main.c). */
+void stage_idle_barrier(void);
+
 /* Failure lines a rank sends at most ("NAME\tWHY\n" each). */
 #define STAGE_FAILS_MAX (1u << 20)
 
