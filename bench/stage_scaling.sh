@@ -24,8 +24,8 @@
 # up to the host's cores (reported, not enforced).
 #
 # Then the rate cap: 4 ranks with -b CAP (default: what moves the set in
-# about 10 s, rounded to 100 Mb/s), the goodput against the cap (goal:
-# within 5%).
+# about 10 s, rounded to 100 Mb/s), the job's goodput against the cap, and
+# each rank's against its share, CAP / 4 (goal: within 5%).
 #
 # Environment: NFILES (64), FILE_MB (32), BIG_MB (1024), RANKS ("1 2 4"),
 # TRANSPORT (tcp), CAP (bits per second, a plain number), BUILD. Needs root, mpirun (openmpi-bin) and a build
@@ -98,7 +98,7 @@ for i in $(seq "$NFILES"); do
 	head -c "${FILE_MB}M" /dev/urandom >"$T/src/ds/f$i.dat" || die "writing the set"
 done
 head -c "${BIG_MB}M" /dev/urandom >"$T/src/ds/big.dat" || die "writing the set"
-BYTES=$(find "$T/src/ds" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+BYTES=$(find "$T/src/ds" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f", s }')
 split=$(( BIG_MB / 2 ))M
 
 "$FERRY" keygen "$T/key" >/dev/null || die "keygen"
@@ -189,7 +189,7 @@ cores=$(nproc)
 
 # the rate cap, over about 10 s
 [ -z "${CAP:-}" ] || [[ "$CAP" =~ ^[1-9][0-9]*$ ]] || die "CAP must be bits per second, a plain number"
-cap=${CAP:-$(awk -v b="$BYTES" 'BEGIN { printf "%d", int(b * 8 / 10 / 1e8) * 1e8 }')}
+cap=${CAP:-$(awk -v b="$BYTES" 'BEGIN { printf "%.0f", int(b * 8 / 10 / 1e8) * 1e8 }')}
 clear_dest
 wait_quiet 30 >/dev/null || true
 ip netns exec $NSA timeout -k 5 600 mpirun --allow-run-as-root --oversubscribe --bind-to none -n 4 \
@@ -202,8 +202,12 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 cap = float(sys.argv[2])
 got = r["bytes_moved"] * 8 / r["seconds"]
-print('{"cap_bps": %d, "goodput_bps": %.0f, "seconds": %.2f, "of_cap": %.3f}' %
-      (cap, got, r["seconds"], got / cap))
+share = cap / r["ranks"]
+per = [x["bytes_moved"] * 8 / x["seconds"] / share for x in r["per_rank"] if x["seconds"] > 0]
+print('{"cap_bps": %d, "goodput_bps": %.0f, "seconds": %.2f, "of_cap": %.3f, '
+      '"rank_of_share_min": %.3f, "rank_of_share_max": %.3f, "rank_seconds": [%s]}' %
+      (cap, got, r["seconds"], got / cap, min(per), max(per),
+       ", ".join("%.2f" % x["seconds"] for x in r["per_rank"])))
 PY
 )
 note "rate cap: $capline"
