@@ -27,9 +27,13 @@
 # about 10 s, rounded to 100 Mb/s), the job's goodput against the cap, and
 # each rank's against its share, CAP / 4 (goal: within 5%).
 #
+# Each figure is the median of REPS runs (default 3), ferry-stage and the
+# hand split taking turns; the table also gives ferry-stage's own data
+# phase (the JSON's seconds: launch, MPI's start and the walk excluded).
+#
 # Environment: NFILES (64), FILE_MB (32), BIG_MB (1024), RANKS ("1 2 4"),
-# TRANSPORT (tcp), CAP (bits per second, a plain number), BUILD. Needs root, mpirun (openmpi-bin) and a build
-# with ferry-stage. Exit status 0 when every copy ran and checked out.
+# REPS (3), TRANSPORT (tcp), CAP (bits per second, a plain number), BUILD.
+# Needs root, mpirun (openmpi-bin) and a build with ferry-stage. Exit status 0 when every copy ran and checked out.
 #
 # Example: bench/stage_scaling.sh
 #          RANKS="1 2" BIG_MB=256 bench/stage_scaling.sh
@@ -41,8 +45,9 @@ FILE_MB=${FILE_MB:-32}
 BIG_MB=${BIG_MB:-1024}
 RANKS=${RANKS:-1 2 4}
 TRANSPORT=${TRANSPORT:-tcp}
+REPS=${REPS:-3}
 STAGE=$BUILD/apps/stage/ferry-stage
-for v in NFILES FILE_MB BIG_MB; do
+for v in NFILES FILE_MB BIG_MB REPS; do
 	[[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer"
 done
 need_root
@@ -165,25 +170,34 @@ staged() {
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
 }
 
-printf '%-6s %12s %12s %8s %10s\n' ranks stage_gbps hand_gbps ratio scaling
+# median of the words given
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+printf '%-6s %12s %12s %8s %10s %14s\n' ranks stage_gbps hand_gbps ratio scaling stage_data_s
 results=()
 base=
 for r in $RANKS; do
-	clear_dest
-	wait_quiet 30 >/dev/null || note "the host is busy; measuring anyway"
-	ts=$(staged "$r")
-	check "ferry-stage x$r"
-	clear_dest
-	wait_quiet 30 >/dev/null || true
-	th=$(hand "$r")
-	check "hand split x$r"
+	tss=() ths=() tds=()
+	# alternating, REPS times: a busy moment hits both alike
+	for _ in $(seq "$REPS"); do
+		clear_dest
+		wait_quiet 30 >/dev/null || note "the host is busy; measuring anyway"
+		tss+=("$(staged "$r")")
+		check "ferry-stage x$r"
+		tds+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["seconds"])' "$T/stage.$r.json")")
+		clear_dest
+		wait_quiet 30 >/dev/null || true
+		ths+=("$(hand "$r")")
+		check "hand split x$r"
+	done
+	ts=$(median "${tss[@]}") th=$(median "${ths[@]}") td=$(median "${tds[@]}")
 	gs=$(awk -v b="$BYTES" -v t="$ts" 'BEGIN { printf "%.3f", b * 8 / t / 1e9 }')
 	gh=$(awk -v b="$BYTES" -v t="$th" 'BEGIN { printf "%.3f", b * 8 / t / 1e9 }')
 	[ -z "$base" ] && base=$gs
 	ratio=$(awk -v a="$gs" -v b="$gh" 'BEGIN { printf "%.2f", a / b }')
 	scal=$(awk -v a="$gs" -v b="$base" -v r="$r" 'BEGIN { printf "%.2f", a / (r * b) }')
-	printf '%-6s %12s %12s %8s %10s\n' "$r" "$gs" "$gh" "$ratio" "$scal"
-	results+=("{\"ranks\": $r, \"stage_gbps\": $gs, \"hand_gbps\": $gh, \"ratio\": $ratio, \"scaling\": $scal, \"stage_s\": $ts, \"hand_s\": $th}")
+	printf '%-6s %12s %12s %8s %10s %14s\n' "$r" "$gs" "$gh" "$ratio" "$scal" "$td"
+	results+=("{\"ranks\": $r, \"stage_gbps\": $gs, \"hand_gbps\": $gh, \"ratio\": $ratio, \"scaling\": $scal, \"stage_s\": [$(IFS=,; echo "${tss[*]}")], \"stage_data_s\": [$(IFS=,; echo "${tds[*]}")], \"hand_s\": [$(IFS=,; echo "${ths[*]}")]}")
 done
 cores=$(nproc)
 

@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,13 +49,36 @@ struct dest {
 
 /* What one rank saw, for rank 0's report. */
 struct rank_state {
+	pthread_mutex_t lock;       /* results come from every session's
+				       thread */
 	struct stage_rank rec;
 	struct stage_range *ranges; /* this rank's ranges, in item order */
 	const char **range_names;   /* their names, to match results */
 	size_t n_ranges;
-	size_t range_base;          /* the running session's first range */
 	char *fails;                /* "NAME\tWHY\n" lines */
 	size_t fails_len, fails_cap;
+};
+
+/* One session: this rank's items for one destination, on a thread of its
+ * own, so that a rank feeding two receivers (its files to one, a range of
+ * a split file to another) runs both at once, and a rate cap is shared
+ * between them by bytes: they end together. */
+struct session {
+	struct rank_state *s;
+	const struct dest *dst;
+	struct ferry_opts o;
+	struct ferry_send_spec spec;
+	char **paths, **names;
+	struct ferry_send_range *rg;
+	size_t n;
+	size_t rbase, rend;         /* its ranges in s->ranges */
+	uint64_t bytes, whole;      /* its items' bytes; whole files */
+	uint64_t said;              /* results of whole files */
+	int err;
+	char why[512];
+	char transport[12];
+	pthread_t tid;
+	bool started;
 };
 
 static void add_fail(struct rank_state *s, const char *name, uint64_t off,
@@ -90,12 +115,13 @@ static void add_fail(struct rank_state *s, const char *name, uint64_t off,
 	s->fails_len += (size_t)n;
 }
 
-static void on_range(struct rank_state *s, const struct ferry_file_result *r,
+static void on_range(struct session *ss, const struct ferry_file_result *r,
 		     const char *why)
 {
+	struct rank_state *s = ss->s;
 	struct stage_range *g = NULL;
 
-	for (size_t i = s->range_base; i < s->n_ranges && !g; i++)
+	for (size_t i = ss->rbase; i < ss->rend && !g; i++)
 		if (s->ranges[i].offset == r->offset &&
 		    s->ranges[i].outcome == STAGE_R_NONE &&
 		    !strcmp(s->range_names[i], r->path))
@@ -117,21 +143,27 @@ static void on_range(struct rank_state *s, const struct ferry_file_result *r,
 
 static void on_file(const struct ferry_file_result *r, void *arg)
 {
-	struct rank_state *s = arg;
+	struct session *ss = arg;
+	struct rank_state *s = ss->s;
 	const char *why = r->why && r->why[0] ? r->why :
 			  r->status ? ferry_strerror(r->status) : "";
 
+	pthread_mutex_lock(&s->lock);
 	s->rec.bytes_moved += r->bytes_sent;
 	if (r->range) {
-		on_range(s, r, why);
-	} else if (r->status) {
-		s->rec.failed++;
-		add_fail(s, r->path, 0, 0, false, why);
-	} else if (r->skipped) {
-		s->rec.skipped++;
+		on_range(ss, r, why);
 	} else {
-		s->rec.published++;
+		ss->said++;
+		if (r->status) {
+			s->rec.failed++;
+			add_fail(s, r->path, 0, 0, false, why);
+		} else if (r->skipped) {
+			s->rec.skipped++;
+		} else {
+			s->rec.published++;
+		}
 	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 static double now(void)
@@ -142,12 +174,13 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* This rank's items for destination d: one ferry_send session. */
-static void run_dest(struct rank_state *s, const struct stage_list *l,
-		     unsigned d, const struct dest *dst, struct cli_args *a)
+/* This rank's items for destination d: its session's lists. Returns
+ * false when it has none. */
+static bool prepare(struct session *ss, struct rank_state *s,
+		    const struct stage_list *l, unsigned d,
+		    const struct dest *dst, const struct cli_args *a)
 {
 	size_t n = 0, k = 0;
-	uint64_t whole = 0;
 	bool ranged = false;
 
 	for (size_t i = 0; i < l->n; i++)
@@ -156,19 +189,21 @@ static void run_dest(struct rank_state *s, const struct stage_list *l,
 			ranged |= l->v[i].split != 0;
 		}
 	if (!n)
-		return;
-	char **paths = calloc(n, sizeof(*paths));
-	char **names = calloc(n, sizeof(*names));
-	struct ferry_send_range *rg = ranged ? calloc(n, sizeof(*rg)) : NULL;
-	struct ferry_report *rep = calloc(1, sizeof(*rep));
-	char why[512] = "";
-	int err = 0;
-
-	if (!paths || !names || !rep || (ranged && !rg)) {
-		err = -ENOMEM;
-		snprintf(why, sizeof(why), "out of memory");
+		return false;
+	memset(ss, 0, sizeof(*ss));
+	ss->s = s;
+	ss->dst = dst;
+	ss->n = n;
+	ss->o = a->c.o;
+	ss->spec = a->send;
+	ss->paths = calloc(n, sizeof(*ss->paths));
+	ss->names = calloc(n, sizeof(*ss->names));
+	ss->rg = ranged ? calloc(n, sizeof(*ss->rg)) : NULL;
+	if (!ss->paths || !ss->names || (ranged && !ss->rg)) {
+		ss->err = -ENOMEM;
+		snprintf(ss->why, sizeof(ss->why), "out of memory");
 	}
-	s->range_base = s->n_ranges;
+	ss->rbase = s->n_ranges;
 	for (size_t i = 0; i < l->n; i++) {
 		const struct stage_item *it = &l->v[i];
 		if (it->dest != d)
@@ -185,54 +220,74 @@ static void run_dest(struct rank_state *s, const struct stage_list *l,
 			s->rec.ranges++;
 		} else if (it->kind == STAGE_FILE) {
 			s->rec.files++;
-			whole++;
+			ss->whole++;
 		}
-		s->rec.bytes += stage_item_len(it);
-		if (err)
+		ss->bytes += stage_item_len(it);
+		if (ss->err)
 			continue;
-		paths[k] = it->src;
-		names[k] = it->name;
-		if (rg)
-			rg[k] = (struct ferry_send_range){ it->offset,
-							   it->split };
+		ss->paths[k] = it->src;
+		ss->names[k] = it->name;
+		if (ss->rg)
+			ss->rg[k] = (struct ferry_send_range){ it->offset,
+							       it->split };
 		k++;
 	}
-	uint64_t said = s->rec.published + s->rec.skipped + s->rec.failed;
-	if (!err) {
-		a->send.paths = paths;
-		a->send.names = names;
-		a->send.n_paths = n;
-		a->send.ranges = rg;
-		a->send.dest = dst->path;
-		a->send.on_file = on_file;
-		a->send.arg = s;
-		err = ferry_send(dst->host, dst->port, &a->c.o, &a->send, rep,
-				 why, sizeof(why));
-		s->rec.sessions++;
-		if (rep->transport[0])
-			stage_copy(s->rec.transport, sizeof(s->rec.transport),
-				   rep->transport);
+	ss->rend = s->n_ranges;
+	s->rec.bytes += ss->bytes;
+	ss->spec.paths = ss->paths;
+	ss->spec.names = ss->names;
+	ss->spec.n_paths = n;
+	ss->spec.ranges = ss->rg;
+	ss->spec.dest = dst->path;
+	ss->spec.on_file = on_file;
+	ss->spec.arg = ss;
+	return true;
+}
+
+static void *run(void *arg)
+{
+	struct session *ss = arg;
+	struct ferry_report *rep = calloc(1, sizeof(*rep));
+
+	if (!rep) {
+		ss->err = -ENOMEM;
+		return NULL;
 	}
-	if (err) {
-		/* what the session did not report has failed with it; a
-		 * session that reported every file failed only by them */
-		bool lost = false;
-		said = s->rec.published + s->rec.skipped + s->rec.failed - said;
-		if (whole > said) {
-			s->rec.failed += whole - said;
+	ss->err = ferry_send(ss->dst->host, ss->dst->port, &ss->o, &ss->spec,
+			     rep, ss->why, sizeof(ss->why));
+	stage_copy(ss->transport, sizeof(ss->transport), rep->transport);
+	free(rep);
+	return NULL;
+}
+
+/* After the session: what it did not report has failed with it. */
+static void settle(struct session *ss)
+{
+	struct rank_state *s = ss->s;
+	bool lost = false;
+
+	if (ss->started)
+		s->rec.sessions++;
+	if (ss->transport[0])
+		stage_copy(s->rec.transport, sizeof(s->rec.transport),
+			   ss->transport);
+	if (ss->err) {
+		/* a session that reported every file failed only by them */
+		if (ss->whole > ss->said) {
+			s->rec.failed += ss->whole - ss->said;
 			lost = true;
 		}
-		for (size_t i = s->range_base; i < s->n_ranges; i++)
+		for (size_t i = ss->rbase; i < ss->rend; i++)
 			if (s->ranges[i].outcome == STAGE_R_NONE) {
 				s->ranges[i].outcome = STAGE_R_FAILED;
 				s->rec.ranges_failed++;
 				lost = true;
 			}
 		char line[700];
-		snprintf(line, sizeof(line), "%s: %s", dst->url,
-			 why[0] ? why : ferry_strerror(err));
+		snprintf(line, sizeof(line), "%s: %s", ss->dst->url,
+			 ss->why[0] ? ss->why : ferry_strerror(ss->err));
 		if (!s->rec.status) {
-			s->rec.status = err;
+			s->rec.status = ss->err;
 			stage_copy(s->rec.why, sizeof(s->rec.why), line);
 		}
 		if (lost) {
@@ -242,10 +297,47 @@ static void run_dest(struct rank_state *s, const struct stage_list *l,
 			add_fail(s, who, 0, 0, false, line);
 		}
 	}
-	free(paths);
-	free(names);
-	free(rg);
-	free(rep);
+	free(ss->paths);
+	free(ss->names);
+	free(ss->rg);
+}
+
+/* Every session of this rank, at once; the rank's rate cap shared
+ * between them by bytes. */
+static void run_all(struct rank_state *s, const struct stage_list *l,
+		    const struct dest *dsts, unsigned n_dest,
+		    const struct cli_args *a)
+{
+	struct session *ss = calloc(n_dest + 1, sizeof(*ss));
+	uint64_t total = 0;
+	unsigned n = 0;
+
+	if (!ss)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	for (unsigned d = 0; d < n_dest; d++)
+		if (prepare(&ss[n], s, l, d, &dsts[d], a))
+			total += ss[n++].bytes;
+	for (unsigned i = 0; i < n; i++) {
+		if (a->c.o.rate_bps && total) {
+			double share = (double)a->c.o.rate_bps *
+				       (double)ss[i].bytes / (double)total;
+			ss[i].o.rate_bps = share >= 1000 ? (uint64_t)share : 1000;
+		}
+		if (!ss[i].err)
+			ss[i].started = !pthread_create(&ss[i].tid, NULL, run,
+							&ss[i]);
+		if (!ss[i].err && !ss[i].started) {
+			ss[i].err = -EAGAIN;
+			snprintf(ss[i].why, sizeof(ss[i].why),
+				 "cannot start a thread for this session");
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (ss[i].started)
+			pthread_join(ss[i].tid, NULL);
+		settle(&ss[i]);
+	}
+	free(ss);
 }
 
 /* Rank 0: walk, map and deal; then every rank's buffer. Returns 0 or an
@@ -492,8 +584,9 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	MPI_Barrier(MPI_COMM_WORLD);
 	double t0 = now();
-	for (unsigned d = 0; d < n_dest; d++)
-		run_dest(&s, &mine, d, &dsts[d], &a);
+	pthread_mutex_init(&s.lock, NULL);
+	run_all(&s, &mine, dsts, n_dest, &a);
+	pthread_mutex_destroy(&s.lock);
 	s.rec.seconds = now() - t0;
 	stage_list_free(&mine);
 
