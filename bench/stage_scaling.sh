@@ -32,7 +32,8 @@
 # phase (the JSON's seconds: launch, MPI's start and the walk excluded).
 #
 # Environment: NFILES (64), FILE_MB (32), BIG_MB (1024), RANKS ("1 2 4"),
-# REPS (3), TRANSPORT (tcp), CAP (bits per second, a plain number), BUILD.
+# REPS (3), SPLIT (ferry-stage's --split; default BIG_MB / 2, 0: none),
+# TRANSPORT (tcp), CAP (bits per second, a plain number), BUILD.
 # Needs root, mpirun (openmpi-bin) and a build with ferry-stage. Exit status 0 when every copy ran and checked out.
 #
 # Example: bench/stage_scaling.sh
@@ -104,7 +105,7 @@ for i in $(seq "$NFILES"); do
 done
 head -c "${BIG_MB}M" /dev/urandom >"$T/src/ds/big.dat" || die "writing the set"
 BYTES=$(find "$T/src/ds" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f", s }')
-split=$(( BIG_MB / 2 ))M
+split=${SPLIT:-$(( BIG_MB / 2 ))M}
 
 "$FERRY" keygen "$T/key" >/dev/null || die "keygen"
 for h in B C; do
