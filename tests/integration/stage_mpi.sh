@@ -17,8 +17,8 @@
 # DPDK are missing.
 #
 # STAGE_LAUNCH=srun (stage_slurm.sh) runs the same under a one-host Slurm
-# started here (slurmctld and slurmd in namespace A, on its loopback), over
-# tcp; it skips with the reason when Slurm cannot start.
+# started here (slurmctld and slurmd in namespace A, on its loopback);
+# it skips with the reason when Slurm cannot start.
 . "$(dirname "$0")/lib.sh"
 LAUNCH=${STAGE_LAUNCH:-mpirun}
 XPORTS=${STAGE_XPORTS:-tcp uroce}
