@@ -55,7 +55,7 @@ struct rank_state {
 	struct stage_range *ranges; /* this rank's ranges, in item order */
 	const char **range_names;   /* their names, to match results */
 	size_t n_ranges;
-	char *fails;                /* "NAME\tWHY\n" lines */
+	char *fails;                /* "NAME\0WHY\0" records */
 	size_t fails_len, fails_cap;
 };
 
@@ -81,29 +81,23 @@ struct session {
 	bool started;
 };
 
+/* A failure for rank 0's list: "NAME\0WHY\0" (a name may hold any byte
+ * but NUL: tabs and newlines too). */
 static void add_fail(struct rank_state *s, const char *name, uint64_t off,
 		     uint64_t len, bool range, const char *why)
 {
-	char line[1024];
-	int n = range ? snprintf(line, sizeof(line),
-				 "%s [bytes %" PRIu64 "-%" PRIu64 "]\t%s\n",
-				 name, off, off + len, why) :
-			snprintf(line, sizeof(line), "%s\t%s\n", name, why);
+	char tail[64] = "";
+	size_t n;
 
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(line)) {
-		n = sizeof(line) - 1;
-		line[n - 1] = '\n';
-	}
-	for (char *p = line; p < line + n - 1; p++) /* one line each */
-		if (*p == '\n')
-			*p = ' ';
-	if (s->fails_len + (size_t)n > STAGE_FAILS_MAX)
+	if (range)
+		snprintf(tail, sizeof(tail), " [bytes %" PRIu64 "-%" PRIu64 "]",
+			 off, off + len);
+	n = strlen(name) + strlen(tail) + 1 + strlen(why) + 1;
+	if (s->fails_len + n > STAGE_FAILS_MAX)
 		return; /* counted all the same */
-	if (s->fails_len + (size_t)n > s->fails_cap) {
+	if (s->fails_len + n > s->fails_cap) {
 		size_t cap = s->fails_cap ? 2 * s->fails_cap : 4096;
-		while (cap < s->fails_len + (size_t)n)
+		while (cap < s->fails_len + n)
 			cap *= 2;
 		char *p = realloc(s->fails, cap);
 		if (!p)
@@ -111,8 +105,10 @@ static void add_fail(struct rank_state *s, const char *name, uint64_t off,
 		s->fails = p;
 		s->fails_cap = cap;
 	}
-	memcpy(s->fails + s->fails_len, line, (size_t)n);
-	s->fails_len += (size_t)n;
+	char *p = s->fails + s->fails_len;
+	p = stpcpy(stpcpy(p, name), tail) + 1;
+	strcpy(p, why);
+	s->fails_len += n;
 }
 
 static void on_range(struct session *ss, const struct ferry_file_result *r,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../ferry/opts_table.h"
+#include "ferry/log.h"
 #include "ferry/stats.h"
 #include "ferry/sum.h"
 #include "report.h"
@@ -207,22 +208,18 @@ static void print_json(FILE *out, const struct totals *t,
 	}
 	fputs("\n  ],\n  \"failures\": [", out);
 	bool any = false;
-	for (size_t i = 0; i < fails_len;) {
-		const char *tab = memchr(fails + i, '\t', fails_len - i);
-		const char *nl = memchr(fails + i, '\n', fails_len - i);
-		if (!tab || !nl || tab > nl)
+	for (size_t i = 0; i + 1 < fails_len;) {
+		const char *name = fails + i;
+		const char *why = name + strnlen(name, fails_len - i) + 1;
+		if (why >= fails + fails_len)
 			break;
-		char *name = strndup(fails + i, (size_t)(tab - fails - i));
-		char *why = strndup(tab + 1, (size_t)(nl - tab - 1));
 		fputs(any ? ",\n    {\"path\": " : "\n    {\"path\": ", out);
-		ferry_json_str(out, name ? name : "");
+		ferry_json_str(out, name);
 		fputs(", \"why\": ", out);
-		ferry_json_str(out, why ? why : "");
+		ferry_json_str(out, why);
 		fputc('}', out);
-		free(name);
-		free(why);
 		any = true;
-		i = (size_t)(nl - fails) + 1;
+		i = (size_t)(why - fails) + strnlen(why, (size_t)(fails + fails_len - why)) + 1;
 	}
 	for (size_t i = 0; i < n_sf; i++) {
 		if (!sf[i].why || sf[i].failed)
@@ -275,26 +272,30 @@ static void print_text(FILE *out, const struct totals *t,
 			x->failed + x->ranges_failed);
 	}
 	unsigned said = 0, more = 0;
-	for (size_t i = 0; i < fails_len;) {
-		const char *nl = memchr(fails + i, '\n', fails_len - i);
-		if (!nl)
+	for (size_t i = 0; i + 1 < fails_len;) {
+		const char *name = fails + i;
+		const char *why = name + strnlen(name, fails_len - i) + 1;
+		char esc[1024];
+		if (why >= fails + fails_len)
 			break;
-		const char *tab = memchr(fails + i, '\t', (size_t)(nl - fails - i));
-		if (tab && said == STAGE_FAILS_SAID)
+		if (said == STAGE_FAILS_SAID)
 			more++;
-		else if (tab && ++said)
-			fprintf(stderr, "ferry-stage: failed: %.*s: %.*s\n",
-				(int)(tab - fails - i), fails + i,
-				(int)(nl - tab - 1), tab + 1);
-		i = (size_t)(nl - fails) + 1;
+		else if (++said)
+			fprintf(stderr, "ferry-stage: failed: %s: %s\n",
+				ferry_escape(name, esc, sizeof(esc)), why);
+		i = (size_t)(why - fails) + strnlen(why, (size_t)(fails + fails_len - why)) + 1;
 	}
 	if (more)
 		fprintf(stderr, "ferry-stage: ... and %u more failures (--json lists each)\n",
 			more);
-	for (size_t i = 0; i < n_sf; i++)
+	for (size_t i = 0; i < n_sf; i++) {
+		char esc[1024];
 		if (sf[i].why && !sf[i].failed)
 			fprintf(stderr, "ferry-stage: failed: %s: %s\n",
-				sf[i].item ? sf[i].item->name : "?", sf[i].why);
+				ferry_escape(sf[i].item ? sf[i].item->name : "?",
+					     esc, sizeof(esc)),
+				sf[i].why);
+	}
 	human(b1, sizeof(b1), t->moved);
 	fprintf(out,
 		"%" PRIu64 " of %" PRIu64 " files published, %" PRIu64

@@ -45,7 +45,7 @@ struct stage_range {
 /* A barrier that sleeps instead of polling (main.c). */
 void stage_idle_barrier(void);
 
-/* Failure lines a rank sends at most ("NAME\tWHY\n" each). */
+/* Failure records a rank sends at most, in bytes ("NAME\0WHY\0" each). */
 #define STAGE_FAILS_MAX (1u << 20)
 
 /* Gather every rank's rec, ranges and failure lines at rank 0, which

@@ -70,8 +70,9 @@ ip netns exec $NSA ping -c 1 -W 2 $IPC >/dev/null || fail "the bridge does not f
 
 "$FERRY" keygen "$T/key" >/dev/null || fail "keygen"
 
-# The tree: 240 files of 0-64 KiB in 12 directories, an empty
-# directory, and big.bin (40 MiB), which --split 16M cuts in 4 ranges of
+# The tree: 240 files of 0-64 KiB in 12 directories, three with hostile
+# names (control bytes, 255 bytes, not UTF-8), an empty directory, and
+# big.bin (40 MiB), which --split 16M cuts in 4 ranges of
 # 10 MiB (chunks of 1 MiB).
 python3 - "$T/src/ds" <<'PY' || fail "making the tree"
 import os, random, sys
@@ -84,11 +85,15 @@ for d in range(12):
         with open(os.path.join(p, "f%03d.dat" % f), "wb") as fh:
             fh.write(rnd.randbytes(rnd.choice([0, 1, 4096, rnd.randrange(65536)])))
 os.makedirs(os.path.join(root, "empty", "deeper"))
+# hostile names: control bytes, a 255-byte name, bytes that are not UTF-8
+for name in (b"tab\there\nnewline\x01", b"n" * 255, b"latin1-\xe9t\xe9"):
+    with open(os.path.join(root.encode(), b"d00", name), "wb") as fh:
+        fh.write(rnd.randbytes(1000))
 with open(os.path.join(root, "big.bin"), "wb") as fh:
     for _ in range(40):
         fh.write(rnd.randbytes(1 << 20))
 PY
-NFILES=241
+NFILES=244
 TOTAL=$(find "$T/src/ds" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 BIG_ADLER=$(python3 -c 'import sys,zlib;print("%08x"%zlib.adler32(open(sys.argv[1],"rb").read()))' "$T/src/ds/big.bin")
 
@@ -175,8 +180,8 @@ def walk(root):
     out = {}
     if not os.path.isdir(root):
         return out
-    for d, dirs, files in os.walk(root):
-        rel = os.path.relpath(d, root)
+    for d, dirs, files in os.walk(root.encode()):
+        rel = os.path.relpath(d, root.encode())
         out[rel] = "dir"
         for f in files:
             with open(os.path.join(d, f), "rb") as fh:
