@@ -109,9 +109,12 @@ int ferry__uroce_eps_create(struct ferry_xport *x, bool receiver,
 		.mtu = x->mtu,
 		.rto_ns = RTO_NS,
 		.rtt_hint_ns = x->attr.rtt_ns,
-		/* the session's cap, shared by its QPs, paced per packet */
+		/* the session's cap on each QP, paced per packet: the
+		 * pipeline spaces the chunks at the cap, so a chunk sent at
+		 * it ends as the next begins (at the cap over the QPs, each
+		 * chunk took QPs x its slot, and a session that much more) */
 		.rate_pps = x->attr.rate_bps ?
-			x->attr.rate_bps / 8 / x->mtu / x->n_ep + 1 : 0,
+			x->attr.rate_bps / 8 / x->mtu + 1 : 0,
 		/* the session's class; no kernel here, so "the system's
 		 * default" is DSCP 0 */
 		.dscp = (uint8_t)(x->attr.dscp > 0 ? x->attr.dscp : 0),

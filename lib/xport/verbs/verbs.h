@@ -350,7 +350,8 @@ int ferry__verbs_accept(struct ferry_xport *x, const void *peer_blob,
 int ferry__verbs_duplex(struct ferry_xport *x, struct ferry_mr *ring,
 			char *why, size_t whylen);
 /* A sender with a rate cap (attr.rate_bps): each connected QP limited to
- * its share by the device (ibv_modify_qp_rate_limit), where the device
+ * the cap by the device (ibv_modify_qp_rate_limit; the pipeline spaces
+ * the chunks at the cap, so the QPs' chunks follow one another), where the device
  * offers it; otherwise the pipeline's pacing of chunks is the cap alone
  * (said at debug level). */
 void ferry__verbs_rate_limit(struct ferry_xport *x);

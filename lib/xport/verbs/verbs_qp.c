@@ -166,7 +166,9 @@ int ferry__verbs_ep_init(struct ferry_xport *x, struct verbs_ep *e,
 
 void ferry__verbs_rate_limit(struct ferry_xport *x)
 {
-	uint64_t kbps = x->n_ep ? x->attr.rate_bps / 1000 / x->n_ep : 0;
+	/* the whole cap on each QP: the pipeline spaces the chunks at the
+	 * cap, so one chunk at it ends as the next begins */
+	uint64_t kbps = x->n_ep ? x->attr.rate_bps / 1000 : 0;
 	int err = 0;
 
 	if (!kbps)
