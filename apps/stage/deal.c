@@ -34,28 +34,34 @@ void stage_list_free(struct stage_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* Append a copy of it (its strings copied too). */
-static int push(struct stage_list *l, const struct stage_item *it)
+/* Append it, taking its strings (NULL ones: -ENOMEM, as the strdup that
+ * made them failed); they are freed on failure. */
+static int append(struct stage_list *l, struct stage_item *it)
 {
-	if (l->n == l->cap) {
+	if (!it->src || !it->name || l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 256;
-		struct stage_item *v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
+		struct stage_item *v = it->src && it->name ?
+			realloc(l->v, cap * sizeof(*v)) : NULL;
+		if (!v) {
+			free(it->src);
+			free(it->name);
 			return -ENOMEM;
+		}
 		l->v = v;
 		l->cap = cap;
 	}
-	struct stage_item *d = &l->v[l->n];
-	*d = *it;
-	d->src = strdup(it->src);
-	d->name = strdup(it->name);
-	if (!d->src || !d->name) {
-		free(d->src);
-		free(d->name);
-		return -ENOMEM;
-	}
-	l->n++;
+	l->v[l->n++] = *it;
 	return 0;
+}
+
+/* Append a copy of it (its strings copied too). */
+static int push(struct stage_list *l, const struct stage_item *it)
+{
+	struct stage_item c = *it;
+
+	c.src = strdup(it->src);
+	c.name = strdup(it->name);
+	return append(l, &c);
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -247,22 +253,31 @@ static int cut(struct stage_list *l, unsigned ranks, unsigned n_dest,
 			r = (it.size + ranks - 1) / ranks;
 			r = (r + chunk - 1) / chunk * chunk;
 		}
+		l->v[i].src = l->v[i].name = NULL; /* moved to out */
 		if (!r || r >= it.size) {
-			err = push(&out, &it);
+			err = append(&out, &it);
 			continue;
 		}
 		it.split = r;
 		it.dest = nth++ % n_dest;
-		for (it.offset = 0; it.offset < it.size && !err;
+		/* in order; every range but the last gets copies of the
+		 * strings, the last takes them */
+		for (it.offset = 0; it.offset + r < it.size && !err;
 		     it.offset += r)
 			err = push(&out, &it);
+		if (!err) {
+			err = append(&out, &it);
+		} else {
+			free(it.src);
+			free(it.name);
+		}
 		out.split++;
 	}
+	stage_list_free(l);
 	if (err) {
 		stage_list_free(&out);
 		return err;
 	}
-	stage_list_free(l);
 	*l = out;
 	return 0;
 }
@@ -366,26 +381,33 @@ bad:
 
 #define PUT(p, v) (memcpy((p), &(v), sizeof(v)), (p) += sizeof(v))
 
-uint8_t *stage_pack(const struct stage_list *l, unsigned rank, size_t *len)
+static size_t packed_len(const struct stage_item *it)
 {
-	size_t n = 0;
-	uint8_t *buf, *p;
+	return 1 + 4 + 4 + 3 * 8 + 8 + strlen(it->src) + strlen(it->name);
+}
 
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i].rank == rank)
-			n += 1 + 4 + 4 + 3 * 8 + 8 + strlen(l->v[i].src) +
-			     strlen(l->v[i].name);
-	buf = malloc(n + 1);
-	if (!buf)
+uint8_t *stage_pack(const struct stage_list *l, unsigned ranks,
+		    size_t *lens)
+{
+	size_t total = 0, *at = calloc(ranks + 1, sizeof(*at));
+	uint8_t *buf;
+
+	if (!at)
 		return NULL;
-	p = buf;
-	for (size_t i = 0; i < l->n; i++) {
+	memset(lens, 0, ranks * sizeof(*lens));
+	for (size_t i = 0; i < l->n; i++)
+		lens[l->v[i].rank] += packed_len(&l->v[i]);
+	for (unsigned r = 0; r < ranks; r++) {
+		at[r] = total;
+		total += lens[r];
+	}
+	buf = malloc(total + 1);
+	for (size_t i = 0; buf && i < l->n; i++) {
 		const struct stage_item *it = &l->v[i];
+		uint8_t *p = buf + at[it->rank];
 		uint32_t ls = (uint32_t)strlen(it->src);
 		uint32_t ln = (uint32_t)strlen(it->name);
 
-		if (it->rank != rank)
-			continue;
 		PUT(p, it->kind);
 		PUT(p, it->dest);
 		PUT(p, it->file);
@@ -398,8 +420,9 @@ uint8_t *stage_pack(const struct stage_list *l, unsigned rank, size_t *len)
 		PUT(p, ln);
 		memcpy(p, it->name, ln);
 		p += ln;
+		at[it->rank] = (size_t)(p - buf);
 	}
-	*len = n;
+	free(at);
 	return buf;
 }
 
@@ -438,9 +461,11 @@ int stage_unpack(struct stage_list *l, const uint8_t *buf, size_t len)
 			return -EPROTO;
 		it.src = get_str(&p, end);
 		it.name = it.src ? get_str(&p, end) : NULL;
-		err = it.name ? push(l, &it) : -EPROTO;
-		free(it.src);
-		free(it.name);
+		if (!it.name) {
+			free(it.src);
+			return -EPROTO;
+		}
+		err = append(l, &it);
 		if (!err && it.kind == STAGE_FILE &&
 		    (!it.split || !it.offset)) {
 			l->files++;

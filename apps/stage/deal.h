@@ -87,9 +87,11 @@ int stage_deal(struct stage_list *l, unsigned ranks,
 int stage_map(const char *path, unsigned ranks, unsigned n_dest,
 	      uint32_t *rank_dest, char *why, size_t whylen);
 
-/* rank's items as one buffer (malloc'd; *len bytes), and back (the
- * items appended to l). */
-uint8_t *stage_pack(const struct stage_list *l, unsigned rank, size_t *len);
+/* Every rank's items in one buffer (malloc'd), rank 0's first, then rank
+ * 1's...: lens[r] bytes for rank r (lens holds ranks entries); NULL when
+ * out of memory. And back: one rank's part, its items appended to l. */
+uint8_t *stage_pack(const struct stage_list *l, unsigned ranks,
+		    size_t *lens);
 int stage_unpack(struct stage_list *l, const uint8_t *buf, size_t len);
 
 #endif

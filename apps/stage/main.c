@@ -10,7 +10,6 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +24,6 @@
 #include "ferry/files.h"
 #include "ferry/log.h"
 #include "ferry/remote.h"
-#include "ferry/stats.h"
-#include "ferry/sum.h"
 #include "report.h"
 
 static int g_rank;
@@ -70,7 +67,6 @@ struct session {
 	struct ferry_send_spec spec;
 	char **paths, **names;
 	struct ferry_send_range *rg;
-	size_t n;
 	size_t rbase, rend;         /* its ranges in s->ranges */
 	uint64_t bytes, whole;      /* its items' bytes; whole files */
 	uint64_t said;              /* results of whole files */
@@ -189,7 +185,6 @@ static bool prepare(struct session *ss, struct rank_state *s,
 	memset(ss, 0, sizeof(*ss));
 	ss->s = s;
 	ss->dst = dst;
-	ss->n = n;
 	ss->o = a->c.o;
 	ss->spec = a->send;
 	ss->paths = calloc(n, sizeof(*ss->paths));
@@ -336,14 +331,17 @@ static void run_all(struct rank_state *s, const struct stage_list *l,
 	free(ss);
 }
 
-/* Rank 0: walk, map and deal; then every rank's buffer. Returns 0 or an
- * error with why (every rank hears it). */
+/* Rank 0: walk, map and deal; then every rank's share, packed in one
+ * buffer for MPI_Scatterv (counts and displacements by rank). Returns 0
+ * or an error with why (every rank hears it). */
 static int plan(struct cli_args *a, char *const *srcs, size_t n_srcs,
 		unsigned n_dest, int ranks, struct stage_list *l,
-		uint8_t ***bufs, size_t **lens, char *why, size_t whylen)
+		uint8_t **flat, int *counts, int *displs, char *why,
+		size_t whylen)
 {
 	uint32_t *rd = calloc((size_t)ranks, sizeof(*rd));
-	int err = rd ? 0 : -ENOMEM;
+	size_t *lens = calloc((size_t)ranks, sizeof(*lens)), total = 0;
+	int err = rd && lens ? 0 : -ENOMEM;
 
 	if (!err)
 		err = stage_map(a->map, (unsigned)ranks, n_dest, rd, why,
@@ -354,28 +352,23 @@ static int plan(struct cli_args *a, char *const *srcs, size_t n_srcs,
 	if (!err)
 		err = stage_deal(l, (unsigned)ranks, rd, n_dest, a->split,
 				 a->c.o.chunk_size);
-	free(rd);
-	if (err) {
-		if (!why[0])
-			snprintf(why, whylen, "%s", ferry_strerror(err));
-		return err;
-	}
-	*bufs = calloc((size_t)ranks, sizeof(**bufs));
-	*lens = calloc((size_t)ranks, sizeof(**lens));
-	if (!*bufs || !*lens)
-		return -ENOMEM;
-	for (int r = 0; r < ranks; r++) {
-		(*bufs)[r] = stage_pack(l, (unsigned)r, &(*lens)[r]);
-		if (!(*bufs)[r])
-			return -ENOMEM;
-		if ((*lens)[r] > INT_MAX) {
+	if (!err && !(*flat = stage_pack(l, (unsigned)ranks, lens)))
+		err = -ENOMEM;
+	for (int r = 0; !err && r < ranks; r++) {
+		counts[r] = (int)lens[r];
+		displs[r] = (int)total;
+		total += lens[r];
+		if (total > INT_MAX) {
 			snprintf(why, whylen,
-				 "rank %d's share of the file list is over 2 GiB; run with more ranks or stage the tree in parts",
-				 r);
-			return -E2BIG;
+				 "the file list is over 2 GiB packed; run with more ranks or stage the tree in parts");
+			err = -E2BIG;
 		}
 	}
-	return 0;
+	free(rd);
+	free(lens);
+	if (err && !why[0])
+		snprintf(why, whylen, "%s", ferry_strerror(err));
+	return err;
 }
 
 /* Split the operands: SRCs, then one or more ferry:// destinations. */
@@ -468,8 +461,8 @@ int main(int argc, char **argv)
 	struct stage_list mine = { 0 }, all = { 0 };
 	struct dest *dsts = NULL;
 	struct rank_state s = { 0 };
-	uint8_t **bufs = NULL;
-	size_t *lens = NULL;
+	uint8_t *flat = NULL;
+	int *counts = NULL, *displs = NULL;
 	unsigned n_dest = 0;
 	int ranks, first, n_srcs = 0, prov, status = 0;
 	char why[1024] = "";
@@ -515,42 +508,22 @@ int main(int argc, char **argv)
 
 	check_binding();
 	/* rank 0 deals; everyone hears whether that worked */
-	int err = 0;
+	int err = 0, len = 0;
 	if (!g_rank) {
-		err = plan(&a, argv + first, (size_t)n_srcs, n_dest, ranks,
-			   &all, &bufs, &lens, why, sizeof(why));
+		counts = calloc((size_t)ranks, sizeof(*counts));
+		displs = calloc((size_t)ranks, sizeof(*displs));
+		err = counts && displs ?
+			plan(&a, argv + first, (size_t)n_srcs, n_dest, ranks,
+			     &all, &flat, counts, displs, why, sizeof(why)) :
+			-ENOMEM;
 		if (err)
-			fprintf(stderr, "ferry-stage: %s\n", why);
+			fprintf(stderr, "ferry-stage: %s\n",
+				why[0] ? why : ferry_strerror(err));
 	}
 	stage_idle_barrier();
 	MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	if (err)
 		return finish(1);
-	int len = 0, *counts = NULL, *displs = NULL;
-	uint8_t *flat = NULL;
-	if (!g_rank) {
-		size_t total = 0;
-		counts = calloc((size_t)ranks, sizeof(*counts));
-		displs = calloc((size_t)ranks, sizeof(*displs));
-		for (int r = 0; r < ranks; r++)
-			total += lens[r];
-		flat = malloc(total + 1);
-		if (!counts || !displs || !flat || total > INT_MAX) {
-			fprintf(stderr, "ferry-stage: the file list is too large for one scatter (%zu bytes)\n",
-				total);
-			MPI_Abort(MPI_COMM_WORLD, 1);
-		}
-		total = 0;
-		for (int r = 0; r < ranks; r++) {
-			counts[r] = (int)lens[r];
-			displs[r] = (int)total;
-			memcpy(flat + total, bufs[r], lens[r]);
-			total += lens[r];
-			free(bufs[r]);
-		}
-		free(bufs);
-		free(lens);
-	}
 	MPI_Scatter(counts, 1, MPI_INT, &len, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	uint8_t *buf = malloc((size_t)len + 1);
 	if (!buf)

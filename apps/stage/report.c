@@ -19,12 +19,12 @@
 /* What became of one split file, from its ranges. */
 struct split_file {
 	const struct stage_item *item; /* its first range in the deal */
-	unsigned n, in, published, skipped, failed;
+	unsigned n, published, skipped, failed;
 	uint32_t adler32, crc32c;      /* combined from its ranges */
 	bool sums_ok;                  /* they match the receiver's */
 	bool have_file_sums;
 	uint32_t file_adler32, file_crc32c;
-	const char *status;            /* "published", "skipped", "failed" */
+	enum { SF_PUBLISHED, SF_SKIPPED, SF_FAILED } status;
 	const char *why;
 };
 
@@ -78,9 +78,8 @@ static size_t judge(struct stage_range *rg, size_t n, const struct stage_list *a
 				f->have_file_sums = true;
 				f->file_adler32 = r->file_adler32;
 				f->file_crc32c = r->file_crc32c;
-				/* fall through */
+				break;
 			case STAGE_R_LANDED:
-				f->in++;
 				break;
 			case STAGE_R_SKIPPED:
 				f->skipped++;
@@ -106,24 +105,45 @@ static size_t judge(struct stage_range *rg, size_t n, const struct stage_list *a
 			     f->adler32 == f->file_adler32 &&
 			     f->crc32c == f->file_crc32c;
 		if (f->failed) {
-			f->status = "failed";
+			f->status = SF_FAILED;
 			f->why = "a range failed (listed)";
 		} else if (f->published == 1 && f->sums_ok) {
-			f->status = "published";
+			f->status = SF_PUBLISHED;
 		} else if (f->published) {
-			f->status = "failed";
+			f->status = SF_FAILED;
 			f->why = f->published > 1 ?
 				"published by more than one session" :
 				"the receiver's whole-file checksums differ from those combined from the ranges";
 		} else if (f->skipped == f->n) {
-			f->status = "skipped";
+			f->status = SF_SKIPPED;
 		} else {
-			f->status = "failed";
+			f->status = SF_FAILED;
 			f->why = "every range is in, but no session published the file";
 		}
 		i = j;
 	}
 	return k;
+}
+
+/* The next "NAME\0WHY\0" record of fails[0..len) at *at (advanced past
+ * it): false at the end, or at a record cut short. */
+static bool next_fail(const char *fails, size_t len, size_t *at,
+		      const char **name, const char **why)
+{
+	size_t n, w;
+
+	if (*at >= len)
+		return false;
+	n = strnlen(fails + *at, len - *at);
+	if (*at + n + 1 >= len)
+		return false;
+	w = strnlen(fails + *at + n + 1, len - *at - n - 1);
+	if (*at + n + 1 + w >= len)
+		return false;
+	*name = fails + *at;
+	*why = *name + n + 1;
+	*at += n + 1 + w + 1;
+	return true;
 }
 
 static void human(char *buf, size_t len, uint64_t b)
@@ -199,7 +219,8 @@ static void print_json(FILE *out, const struct totals *t,
 			f->item ? f->item->size : 0, f->n);
 		ferry_json_str(out, f->item ? dests[f->item->dest] : "?");
 		fputs(", \"status\": ", out);
-		ferry_json_str(out, f->status);
+		ferry_json_str(out, (const char *const[]){ "published",
+			"skipped", "failed" }[f->status]);
 		fputs(", \"adler32\": ", out);
 		hex(out, f->adler32);
 		fputs(", \"crc32c\": ", out);
@@ -207,19 +228,15 @@ static void print_json(FILE *out, const struct totals *t,
 		fputc('}', out);
 	}
 	fputs("\n  ],\n  \"failures\": [", out);
+	const char *name, *why;
 	bool any = false;
-	for (size_t i = 0; i + 1 < fails_len;) {
-		const char *name = fails + i;
-		const char *why = name + strnlen(name, fails_len - i) + 1;
-		if (why >= fails + fails_len)
-			break;
+	for (size_t at = 0; next_fail(fails, fails_len, &at, &name, &why);) {
 		fputs(any ? ",\n    {\"path\": " : "\n    {\"path\": ", out);
 		ferry_json_str(out, name);
 		fputs(", \"why\": ", out);
 		ferry_json_str(out, why);
 		fputc('}', out);
 		any = true;
-		i = (size_t)(why - fails) + strnlen(why, (size_t)(fails + fails_len - why)) + 1;
 	}
 	for (size_t i = 0; i < n_sf; i++) {
 		if (!sf[i].why || sf[i].failed)
@@ -271,19 +288,17 @@ static void print_text(FILE *out, const struct totals *t,
 			b2, x->seconds, ferry_gbps(x->bytes_moved, x->seconds),
 			x->failed + x->ranges_failed);
 	}
+	const char *name, *why;
 	unsigned said = 0, more = 0;
-	for (size_t i = 0; i + 1 < fails_len;) {
-		const char *name = fails + i;
-		const char *why = name + strnlen(name, fails_len - i) + 1;
+	for (size_t at = 0; next_fail(fails, fails_len, &at, &name, &why);) {
 		char esc[1024];
-		if (why >= fails + fails_len)
-			break;
-		if (said == STAGE_FAILS_SAID)
+		if (said == STAGE_FAILS_SAID) {
 			more++;
-		else if (++said)
-			fprintf(stderr, "ferry-stage: failed: %s: %s\n",
-				ferry_escape(name, esc, sizeof(esc)), why);
-		i = (size_t)(why - fails) + strnlen(why, (size_t)(fails + fails_len - why)) + 1;
+			continue;
+		}
+		said++;
+		fprintf(stderr, "ferry-stage: failed: %s: %s\n",
+			ferry_escape(name, esc, sizeof(esc)), why);
 	}
 	if (more)
 		fprintf(stderr, "ferry-stage: ... and %u more failures (--json lists each)\n",
@@ -368,9 +383,9 @@ int stage_report(const struct stage_rank *rec, const struct stage_range *rg,
 		 * before any range): judge counts ranges, not files */
 		uint64_t seen = n_sf;
 		for (size_t i = 0; i < n_sf; i++) {
-			t.published += !strcmp(sf[i].status, "published");
-			t.skipped += !strcmp(sf[i].status, "skipped");
-			t.failed += !strcmp(sf[i].status, "failed");
+			t.published += sf[i].status == SF_PUBLISHED;
+			t.skipped += sf[i].status == SF_SKIPPED;
+			t.failed += sf[i].status == SF_FAILED;
 		}
 		if (all->split > seen)
 			t.failed += all->split - seen;
