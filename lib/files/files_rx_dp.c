@@ -420,14 +420,12 @@ static int write_chunk(struct ferry__stream *s, struct frx_live *l,
 	if (crc != h->crc)
 		return -FERRY_ECRC;
 	pthread_mutex_lock(&l->lock);
-	if (l->ranged) {
+	if (l->ranged || l->jopen) {
 		err = open_files(r, l, e, f->n_chunks);
 		if (!err)
-			err = journal_range(l, f, k, h->crc, adler);
-	} else if (l->jopen) {
-		err = open_files(r, l, e, f->n_chunks);
-		if (!err)
-			err = ferry__journal_add(&l->j, k, h->crc, adler);
+			err = l->ranged ? journal_range(l, f, k, h->crc, adler) :
+					  ferry__journal_add(&l->j, k, h->crc,
+							     adler);
 	} else {
 		l->one = (struct ferry_chunk_sum){ h->crc, adler, true };
 	}
@@ -461,8 +459,8 @@ static int rx_one(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 	e = &r->m.e[h->file_idx];
 	f = &r->f[h->file_idx];
 	if (!f->expect || h->offset % r->chunk || h->offset >= e->size ||
-	    h->offset / r->chunk - f->first >= f->n_chunks ||
-	    h->offset / r->chunk < f->first)
+	    h->offset / r->chunk < f->first ||
+	    h->offset / r->chunk - f->first >= f->n_chunks)
 		return -FERRY_EPROTO; /* a range's chunks only */
 	want = e->size - h->offset < r->chunk ? e->size - h->offset : r->chunk;
 	if (h->len != want)
