@@ -10,13 +10,14 @@
 
 int ferry__dscp_set(int fd, int dscp)
 {
-	int tos = dscp << 2, fam = 0;
+	int tos, fam = 0;
 	socklen_t len = sizeof(fam);
 
 	if (dscp < 0)
 		return 0;
 	if (dscp > FERRY_DSCP_MAX)
 		return -EINVAL;
+	tos = dscp << 2;
 	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &len) < 0)
 		return -errno;
 	if (fam != AF_INET && fam != AF_INET6)
