@@ -6,6 +6,7 @@
 #  loss:  50 ms round trip, 0.01% of frames lost at random each way, no
 #         rate limit: goodput of ferry bench over tcp and over uroce
 #         (sender's report), and uroce / tcp;
+#  delay: the same path without the loss (what loss costs each of them);
 #  cap:   120 ms round trip, a 1 Gb/s bottleneck (ferry-wanem --rate 1gbit)
 #         with a queue of QUEUE_BYTES (default 30 MB, two bandwidth-delay
 #         products: room for what a start-up sends in the round trip
@@ -30,7 +31,8 @@
 #
 # Environment: DURATION (s, default 10), REPS (default 1), QUEUE_BYTES,
 # ECN_BYTES, FRAMES (uroce's af_packet ring frames, default 4096),
-# CASES, KEEP (set: the reports and logs are
+# CASES, BENCH_OPTS (more options for every ferry bench, such as -v or
+# -P 8), KEEP (set: the reports and logs are
 # copied to /tmp/uroce_wan.last), FERRY / BUILD, WAN_MEM_MB (ferry-wanem's
 # DPDK memory, default 1024). Needs root, a ferry built with DPDK and
 # ferry-wanem. Prints a markdown table; exit 0 when every transfer ran.
@@ -100,7 +102,7 @@ bench() {
 	ip netns exec "$WAN_NSA" env \
 		FERRY_DPDK="--vdev=net_af_packet0,iface=$WAN_DEVA,$AFP ${DPDK_A}$2" \
 		timeout $((DURATION + 120)) "$FERRY" bench --key "$T/key" \
-		--transport "$3" -t "$DURATION" -i 1 --json "$WAN_IPB:$port" \
+		--transport "$3" -t "$DURATION" -i 1 --json ${BENCH_OPTS:-} "$WAN_IPB:$port" \
 		>"$T/$1.$2.$4.json" 2>"$T/$1.$2.$4.err" ||
 		die "$1: ferry bench over $3 failed: $(tail -3 "$T/$1.$2.$4.err")"
 	rm -rf "/var/run/dpdk/uwA$$$2"
@@ -124,9 +126,10 @@ run() {
 for c in $CASES; do
 	case $c in
 	loss) opts=(--delay 25 --loss 0.01 --seed 7) ;;
+	delay) opts=(--delay 25) ;;
 	cap) opts=(--delay 60 --rate 1gbit --queue "$QUEUE_BYTES" --mbufs 50000) ;;
 	ecn | share | mix) opts=(--delay 60 --rate 1gbit --queue "$QUEUE_BYTES" --ecn "$ECN_BYTES" --mbufs 50000) ;;
-	*) die "unknown case $c (loss, cap, ecn, share, mix)" ;;
+	*) die "unknown case $c (loss, delay, cap, ecn, share, mix)" ;;
 	esac
 	note "$c: ferry-wanem ${opts[*]}"
 	if [ "$c" = "${CASES%% *}" ]; then
@@ -225,7 +228,7 @@ for c in cases:
         for tr in NAMES.get(c, ["tcp", "uroce"]):
             gb, share, drops, marked = run(c, tr, r)
             g[tr] = gb
-            sh = f"{share:.2f}" if c != "loss" else "-"
+            sh = f"{share:.2f}" if c not in ("loss", "delay") else "-"
             print(f"| {c} | {tr} | {r} | {gb:.3f} | {sh} | {drops} | {marked} |")
         if c in ("share", "mix"):
             a, b = NAMES[c]

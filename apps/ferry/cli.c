@@ -260,9 +260,11 @@ static void log_stderr(enum ferry_log_level level, const char *msg, void *arg)
 void cli_logger(const char *cmd, bool quiet, bool verbose)
 {
 	log_cmd = cmd;
+	/* -v asks for the log on stderr even beside --json (which is
+	 * quiet otherwise, so that stderr holds only what went wrong) */
 	ferry_log_set(log_stderr, NULL,
-		      quiet ? FERRY_LOG_WARN :
-		      verbose ? FERRY_LOG_DEBUG : FERRY_LOG_INFO);
+		      verbose ? FERRY_LOG_DEBUG :
+		      quiet ? FERRY_LOG_WARN : FERRY_LOG_INFO);
 	/* every command that moves data gets here once its options are
 	 * read: as many descriptors as the host allows (said when raised) */
 	ferry_nofile_raise();

@@ -605,8 +605,8 @@ const struct cli_opt cli_opts[] = {
 	  .set = set_poll,
 	  .help = "busy or event: spin on completions (lowest latency, a "
 		  "core per stream) or sleep until signalled; default busy on "
-		  "verbs (event when the streams outnumber the CPUs), busy on "
-		  "uroce (its only mode), event on tcp" },
+		  "verbs and uroce (event when the streams outnumber the "
+		  "CPUs), event on tcp" },
 	{ .name = "dscp", .arg = "N", .cmds = PEERS, .group = G_PIPELINE,
 	  .set = set_dscp,
 	  .help = "mark every packet of the session, both ways, with DSCP N "
@@ -756,7 +756,7 @@ const struct cli_opt cli_opts[] = {
 	  .group = G_OUTPUT, FLAG(c.quiet),
 	  .help = "no frame lines: the flows and the last line only" },
 	{ .name = "verbose", .letter = 'v', .cmds = PEERS, .group = G_OUTPUT,
-	  FLAG(c.verbose), .help = "debug messages from the library",
+	  FLAG(c.verbose), .help = "debug messages from the library, on stderr (with --json and -q too)",
 	  .like = "iperf3 -V, --verbose; xrdcp --verbose" },
 	{ .name = "timeout", .arg = "SEC", .cmds = PEERS, .group = G_OUTPUT,
 	  .set = set_timeout,

@@ -6,7 +6,8 @@
 # (so one process's DPDK port carries several sessions in turn):
 #  - ferry bench --transport uroce -n 256M, with 1 and with 2 queue pairs:
 #    the JSON report says uroce, 256 MiB, no crc errors, and the receiver
-#    counted the same bytes;
+#    counted the same bytes; then 4 queue pairs in --poll event, asleep
+#    on the af_packet socket's ring;
 #  - ferry send --transport uroce of a small tree: byte-identical copy;
 #  - a short bench captured with tshark in B: Wireshark decodes every
 #    frame as InfiniBand with nothing malformed, no ICMP (the kernel's copy
@@ -84,6 +85,14 @@ for P in 1 2; do
 		{ tail -20 "$T/p$P.err"; tail -20 "$T/recv.err"; fail "bench -P $P"; }
 	check_uroce "$T/p$P.json" $((256 << 20)) $P
 done
+note "bench 128 MiB over uroce, 4 queue pairs, --poll event"
+uroce_send bench --key "$T/key" --transport uroce -n 128M -P 4 --poll event \
+	--json -v $IPB:$port >"$T/ev.json" 2>"$T/ev.err" ||
+	{ tail -20 "$T/ev.err"; tail -20 "$T/recv.err"; fail "bench --poll event"; }
+check_uroce "$T/ev.json" $((128 << 20)) 4
+grep -q '"poll": "event"' "$T/ev.json" || fail "the report does not say event polling"
+grep -q "sleeps on the af_packet socket's ring" "$T/ev.err" ||
+	{ grep "poll event" "$T/ev.err"; fail "event waits did not find the af_packet ring to sleep on"; }
 grep -q "uroce: .*QP(s) .*path MTU 4096" "$T/recv.err" ||
 	{ grep uroce "$T/recv.err"; fail "the session did not use a 4096-byte path MTU"; }
 

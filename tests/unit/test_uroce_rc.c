@@ -148,13 +148,11 @@ static int net_tx(void *ctx, const struct ferry_roce_pkt *p)
 	return 0;
 }
 
-/* One simulated microsecond: timers, then every packet now due. */
-static void step(struct pair *pr)
+/* Hand each QP the packets due by now. */
+static void deliver(struct pair *pr)
 {
 	struct net *n = &pr->net;
 
-	for (int s = 0; s < 2; s++)
-		ferry__rc_progress(pr->qp[s], n->now);
 	while (n->nq && n->q[0]->at <= n->now) {
 		struct frame *f = n->q[0];
 		uint32_t una = ferry__psn_add(f->p.psn, f->p.syndrome < 0x20);
@@ -166,6 +164,16 @@ static void step(struct pair *pr)
 		ferry__rc_input(pr->qp[f->to], &f->p, n->now);
 		n->freel[n->nfree++] = f;
 	}
+}
+
+/* One simulated microsecond: timers, then every packet now due. */
+static void step(struct pair *pr)
+{
+	struct net *n = &pr->net;
+
+	for (int s = 0; s < 2; s++)
+		ferry__rc_progress(pr->qp[s], n->now);
+	deliver(pr);
 	n->now += US;
 }
 
@@ -1188,6 +1196,82 @@ static void test_dcqcn(void)
  * for 2000: DCQCN keeps it mostly busy with no drop, and the queue far
  * below both what the window alone would build (two bandwidth-delay
  * products: 400 packets here) and the room */
+/* (15) a thread that sleeps until ferry__rc_due misses nothing: woken
+ * only then and when a packet arrives, a paced write ends whole, at its
+ * rate, with nothing resent and far fewer wakes than a spinning driver
+ * makes; idle QPs have nothing due */
+static void due_wake(struct pair *pr, uint64_t *next)
+{
+	struct net *n = &pr->net;
+
+	*next = n->nq ? n->q[0]->at : UINT64_MAX;
+	for (int s = 0; s < 2; s++) {
+		uint64_t d;
+
+		ferry__rc_progress(pr->qp[s], n->now);
+		d = ferry__rc_due(pr->qp[s]);
+		CU_ASSERT(d > n->now); /* progress did what was due */
+		if (d < *next)
+			*next = d;
+	}
+	if (n->nq && n->q[0]->at < *next)
+		*next = n->q[0]->at;
+}
+
+static void test_due(void)
+{
+	const uint32_t len = 256u << 10, pkts = len / 1024;
+	const uint64_t pps = 20000; /* a packet per 50 us */
+	struct ferry_rc_attr a = base_attr(1024);
+	struct ferry_rc_wc wc = { 0 };
+	uint8_t *src = malloc(len);
+	uint64_t t0, t, next, wakes = 0;
+	struct pair *pr;
+	int got = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+	for (uint32_t i = 0; i < len; i++)
+		src[i] = (uint8_t)(i * 13 + 5);
+	a.window_pkts = 64;
+	a.rate_pps = pps;
+	pr = pair_new(&a, 1, 2, len);
+	for (int s = 0; s < 2; s++)
+		CU_ASSERT_EQUAL(ferry__rc_due(pr->qp[s]), UINT64_MAX);
+	CU_ASSERT_EQUAL_FATAL(wr(pr, src, len, 0, false, 0, 7), 0);
+	t0 = pr->net.now;
+	while (!got && pr->net.now < t0 + 100 * MS) {
+		due_wake(pr, &next);
+		wakes++;
+		if (next == UINT64_MAX)
+			break;
+		pr->net.now = next;
+		deliver(pr);
+		got = ferry__rc_poll(pr->qp[0], &wc, 1);
+	}
+	t = pr->net.now - t0;
+	CU_ASSERT_EQUAL(got, 1);
+	CU_ASSERT(wc.status == 0 && wc.wr_id == 7);
+	CU_ASSERT(memcmp(pr->r.base, src, len) == 0);
+	/* the rate: a burst of 16 first, then one per gap, within 5% */
+	CU_ASSERT(t >= (pkts - 17) * (1000000000ull / pps) * 95 / 100);
+	CU_ASSERT(t <= pkts * (1000000000ull / pps) * 105 / 100);
+	CU_ASSERT_EQUAL(pr->c[0]->retx_pkts, 0);
+	CU_ASSERT_EQUAL(pr->c[0]->timeouts, 0);
+	CU_ASSERT(wakes < t / US / 4);
+	/* the last delayed ACK and the timer settle: then nothing is due */
+	for (int i = 0; i < 16 && next != UINT64_MAX; i++) {
+		due_wake(pr, &next);
+		if (next != UINT64_MAX) {
+			pr->net.now = next;
+			deliver(pr);
+		}
+	}
+	for (int s = 0; s < 2; s++)
+		CU_ASSERT_EQUAL(ferry__rc_due(pr->qp[s]), UINT64_MAX);
+	free(src);
+	pair_free(pr);
+}
+
 static void test_ecn_path(void)
 {
 	struct pump pu = pump_new(32, 4096, 2 * MS, 20 * US, 2000);
@@ -1222,6 +1306,7 @@ int main(void)
 		{ "DCQCN reaction point", test_dcqcn },
 		{ "ECN-marking bottleneck", test_ecn_path },
 		{ "the DSCP on requests, ACKs and CNPs", test_dscp },
+		{ "woken only when due, nothing missed", test_due },
 		CU_TEST_INFO_NULL,
 	};
 	return ferry_cu_run("uroce_rc", tests);

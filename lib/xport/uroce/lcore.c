@@ -10,8 +10,10 @@
  * (it then holds no pointer into the old one, which is free for the next
  * change). No allocation, logging or locks per packet here. */
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +33,9 @@
 #define IDLE_SLEEP_NS 50000l      /* then sleep this long per round */
 #define BACKSTOP_NS 200000ull     /* a worker drove a round this recently: */
 #define BACKSTOP_SLEEP_NS 100000l /* the thread sleeps this long */
+#define EVENT_MAX_NS 5000000ull   /* an event wait looks again after this
+				     long at most (the pipeline's own
+				     deadlines, a timer a round just armed) */
 
 static unsigned tx_flush(struct ferry__uport *pt)
 {
@@ -290,6 +295,13 @@ static unsigned reap(struct ferry_xport *x, struct ferry__uep *e)
 		fail_ep(x, e, err);
 	atomic_store_explicit(&e->cq_tail, cqt, memory_order_release);
 	atomic_store_explicit(&e->done, done, memory_order_release);
+	/* a worker asleep until its rings change: ring it (it marked
+	 * itself before it looked at them, sequentially consistent) */
+	if (total || err) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&e->sleeping, memory_order_relaxed))
+			x->port->wake_due = true;
+	}
 	return total;
 }
 
@@ -332,6 +344,10 @@ static unsigned round_locked(struct ferry__uport *pt, uint64_t now)
 	for (unsigned i = 0; l && i < l->n; i++)
 		work += ferry__uroce_service(l->s[i], now);
 	tx_flush(pt);
+	if (pt->wake_due) {
+		pt->wake_due = false;
+		eventfd_write(pt->wake_fd, 1);
+	}
 	work += (unsigned)(pt->st.tx_frames - tx0) + pt->ntx;
 	atomic_fetch_add_explicit(&pt->loops, 1, memory_order_release);
 	return work;
@@ -361,6 +377,99 @@ int ferry__uport_drive(struct ferry__uport *pt)
 	atomic_store_explicit(&pt->worker_ns, now, memory_order_relaxed);
 	driver_give(pt);
 	return (int)work;
+}
+
+/* The earliest time any attached engine has something due (UINT64_MAX:
+ * none). Whoever holds driving. */
+static uint64_t next_due(const struct ferry__usess_list *l)
+{
+	uint64_t due = UINT64_MAX;
+
+	for (unsigned i = 0; l && i < l->n; i++)
+		for (unsigned k = 0; k < l->s[i]->n_ep; k++) {
+			const struct ferry__uep *e = &l->s[i]->ep[k];
+			uint64_t d;
+
+			if (e->dead)
+				continue;
+			d = ferry__rc_due(e->qp);
+			if (d < due)
+				due = d;
+		}
+	return due;
+}
+
+/* The polling thread, for event sessions: one round, then sleep on the
+ * port's receive ring and post_fd until a frame, a post or what the
+ * engines have due. False when it did not sleep (the round had work, or
+ * another thread runs rounds). */
+static bool port_sleep(struct ferry__uport *pt)
+{
+	struct pollfd fds[2] = { { .fd = pt->rx_fd, .events = POLLIN },
+				 { .fd = pt->post_fd, .events = POLLIN } };
+	uint64_t now, due, ns;
+	unsigned work;
+	eventfd_t v;
+
+	/* announced before the round: a post published after the round
+	 * looked finds the flag and kicks (both sides sequentially
+	 * consistent) */
+	atomic_store(&pt->port_asleep, true);
+	if (!driver_take(pt)) {
+		atomic_store(&pt->port_asleep, false);
+		return false;
+	}
+	now = ferry__now_ns();
+	work = round_locked(pt, now);
+	due = next_due(atomic_load_explicit(&pt->live, memory_order_acquire));
+	driver_give(pt);
+	if (work || due <= now) {
+		atomic_store(&pt->port_asleep, false);
+		return false;
+	}
+	ns = due - now < EVENT_MAX_NS ? due - now : EVENT_MAX_NS;
+	struct timespec ts = { (time_t)(ns / 1000000000ull),
+			       (long)(ns % 1000000000ull) };
+	if (ppoll(fds, 2, &ts, NULL) > 0 && (fds[1].revents & POLLIN))
+		eventfd_read(pt->post_fd, &v);
+	atomic_store(&pt->port_asleep, false);
+	return true;
+}
+
+static bool ep_has_news(struct ferry__uep *e)
+{
+	return atomic_load(&e->cq_tail) !=
+		       atomic_load_explicit(&e->cq_head, memory_order_relaxed) ||
+	       atomic_load(&e->done) != e->head || atomic_load(&e->err);
+}
+
+int ferry__uport_wait(struct ferry__uport *pt, struct ferry__uep *e)
+{
+	struct pollfd fd = { .fd = pt->wake_fd, .events = POLLIN };
+	struct timespec ts = { 0, (long)EVENT_MAX_NS };
+	eventfd_t v;
+
+	if (pt->rx_fd < 0 || pt->wake_fd < 0 || pt->post_fd < 0)
+		return -ENOTSUP;
+	/* the polling thread takes over the port now, not after its
+	 * stand-back */
+	atomic_store_explicit(&pt->worker_ns, 0, memory_order_relaxed);
+	atomic_store(&e->sleeping, true);
+	if (ep_has_news(e)) {
+		atomic_store(&e->sleeping, false);
+		return 1;
+	}
+	if (ppoll(&fd, 1, &ts, NULL) > 0)
+		eventfd_read(pt->wake_fd, &v);
+	atomic_store(&e->sleeping, false);
+	return 0;
+}
+
+void ferry__uport_kick(struct ferry__uport *pt)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&pt->port_asleep, memory_order_relaxed))
+		eventfd_write(pt->post_fd, 1);
 }
 
 static void idle(unsigned work, uint64_t *since, uint64_t now)
@@ -393,11 +502,26 @@ void *ferry__uport_poller(void *arg)
 		uint64_t w = atomic_load_explicit(&pt->worker_ns,
 						  memory_order_relaxed);
 
-		if (w + BACKSTOP_NS > now || !driver_take(pt)) {
-			struct timespec ts = { 0, BACKSTOP_SLEEP_NS };
+		struct timespec nap = { 0, BACKSTOP_SLEEP_NS };
 
+		if (w + BACKSTOP_NS > now) {
 			since = 0;
-			nanosleep(&ts, NULL);
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		/* a session in event mode: rounds while they have work,
+		 * asleep on the port in between, instead of spin, yield and
+		 * nap */
+		if (pt->rx_fd >= 0 && pt->post_fd >= 0 && pt->wake_fd >= 0 &&
+		    atomic_load_explicit(&pt->event_sess,
+					 memory_order_relaxed)) {
+			if (!port_sleep(pt))
+				sched_yield(); /* work, or another drives */
+			continue;
+		}
+		if (!driver_take(pt)) {
+			since = 0;
+			nanosleep(&nap, NULL);
 			continue;
 		}
 		/* read under the flag: the engines' clock never goes back */
@@ -465,6 +589,8 @@ int ferry__uport_attach(struct ferry__uport *pt, struct ferry_xport *x)
 		pt->running = true;
 	}
 	pt->cur ^= 1;
+	if (x->attr.poll_mode == FERRY_POLL_EVENT)
+		atomic_fetch_add(&pt->event_sess, 1);
 out:
 	pthread_mutex_unlock(&pt->lock);
 	return err;
@@ -481,6 +607,8 @@ void ferry__uport_detach(struct ferry__uport *pt, struct ferry_xport *x)
 	for (unsigned i = 0; i < old->n; i++)
 		if (old->s[i] != x)
 			nl->s[nl->n++] = old->s[i];
+	if (nl->n < old->n && x->attr.poll_mode == FERRY_POLL_EVENT)
+		atomic_fetch_sub(&pt->event_sess, 1);
 	atomic_store_explicit(&pt->live, nl, memory_order_release);
 	if (nl->n) {
 		quiesce(pt);

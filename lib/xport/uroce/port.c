@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/if_packet.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -42,7 +44,8 @@
 #define AFP_DEFAULT_FRAMECNT 512
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ferry__uport the_port = { .absorb_fd = -1 };
+static struct ferry__uport the_port = { .absorb_fd = -1, .rx_fd = -1,
+					.post_fd = -1, .wake_fd = -1 };
 static bool init_done;
 static int init_err;
 static char init_why[320];
@@ -470,6 +473,39 @@ static void absorb(struct ferry__uport *pt)
 	close(fd);
 }
 
+/* What an event wait sleeps on. DPDK 22.11's af_packet PMD offers no
+ * receive interrupt, but its receive queue starts with the socket whose
+ * mmap'ed ring it reads (struct pkt_rx_queue in
+ * drivers/net/af_packet/rte_eth_af_packet.c, unchanged since the PMD
+ * came in 2014), and that socket's poll() says whether the ring holds a
+ * frame. The descriptor is used only if it proves to be an AF_PACKET
+ * socket bound to the port's interface. Other PMDs: none (event waits
+ * then sleep in short spells). */
+static void find_rx_fd(struct ferry__uport *pt, const char *drv)
+{
+	struct sockaddr_ll sll;
+	socklen_t len = sizeof(sll);
+	int fam = 0, fd;
+	socklen_t flen = sizeof(fam);
+	void *q;
+
+	pt->post_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pt->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (pt->post_fd < 0 || pt->wake_fd < 0 || strcmp(drv, "net_af_packet") || !pt->ifname[0] ||
+	    !rte_eth_fp_ops[pt->port_id].rxq.data ||
+	    !(q = rte_eth_fp_ops[pt->port_id].rxq.data[0]))
+		return;
+	fd = *(const int *)q;
+	if (fd < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &fam, &flen) < 0 ||
+	    fam != AF_PACKET ||
+	    getsockname(fd, (struct sockaddr *)&sll, &len) < 0 ||
+	    sll.sll_family != AF_PACKET ||
+	    sll.sll_ifindex != (int)if_nametoindex(pt->ifname))
+		return;
+	pt->rx_fd = fd;
+}
+
 static int start(struct ferry__uport *pt, const struct ferry_uroce_conf *c,
 		 char *why, size_t whylen)
 {
@@ -482,6 +518,13 @@ static int start(struct ferry__uport *pt, const struct ferry_uroce_conf *c,
 	if (rc)
 		return rc;
 	absorb(pt);
+	struct rte_eth_dev_info di;
+	if (rte_eth_dev_info_get(pt->port_id, &di) == 0)
+		find_rx_fd(pt, di.driver_name ? di.driver_name : "");
+	ferry__log(FERRY_LOG_DEBUG, "uroce: --poll event sleeps %s",
+		   pt->rx_fd >= 0 && pt->post_fd >= 0 && pt->wake_fd >= 0 ?
+		   "on the af_packet socket's ring" :
+		   "in short spells (the port offers nothing to wait on)");
 	pthread_mutex_init(&pt->lock, NULL);
 	atomic_init(&pt->live, &pt->lists[0]);
 	char ip[INET_ADDRSTRLEN];

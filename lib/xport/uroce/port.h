@@ -33,6 +33,7 @@ struct rte_mempool;
 struct rte_mbuf;
 struct rte_mbuf_ext_shared_info;
 struct ferry_xport;
+struct ferry__uep;
 struct ferry_uroce_conf;
 
 #define FERRY__UPORT_TXB 64      /* frames batched before a tx burst */
@@ -75,6 +76,12 @@ struct ferry__uport {
 	struct rte_mbuf_ext_shared_info *shinfo;
 	int absorb_fd;            /* UDP 4791 socket that soaks up the
 				     kernel's copy of our frames, or -1 */
+	/* event waits (--poll event): rx_fd becomes readable when the port
+	 * has a frame (af_packet: the PMD's socket, whose poll() looks at
+	 * its receive ring; -1 where the PMD offers none); post_fd (an
+	 * eventfd) is rung by a post while the polling thread sleeps on the
+	 * port, wake_fd by a round that handed a sleeping worker something */
+	int rx_fd, post_fd, wake_fd;
 
 	pthread_mutex_t lock;     /* guards what follows, up to the poller's */
 	uint8_t tags[1u << (FERRY__UROCE_TAG_BITS - 3)]; /* bitmap in use */
@@ -92,11 +99,16 @@ struct ferry__uport {
 	_Atomic uint64_t loops;   /* finished polling rounds (quiescence) */
 	_Atomic int tid;          /* the polling thread's (its CPU time);
 				     0: not running */
+	atomic_bool port_asleep;  /* the polling thread sleeps on rx_fd */
+	atomic_uint event_sess;   /* attached sessions in event mode: the
+				     polling thread sleeps on the port
+				     instead of spinning */
 
 	/* whoever holds driving */
 	const struct ferry__usess_list *seen; /* the list of the last round */
 	struct rte_mbuf *txb[FERRY__UPORT_TXB];
 	unsigned ntx;
+	bool wake_due;            /* the round handed a sleeper something */
 	struct ferry__uport_stats st;
 };
 
@@ -128,6 +140,19 @@ void ferry__uport_detach(struct ferry__uport *pt, struct ferry_xport *x);
  * done (frames and completions), or -EBUSY. For workers of attached
  * sessions, while they wait. */
 int ferry__uport_drive(struct ferry__uport *pt);
+
+/* Event waits (--poll event). A worker with nothing to do sleeps on
+ * wake_fd after marking its endpoint e as sleeping, unless e's rings
+ * already hold something; the round that hands e a completion or its
+ * error rings wake_fd. Meanwhile the polling thread runs the port and
+ * sleeps on its receive ring between frames. Returns 0 after a sleep, 1
+ * when there was no need to, -ENOTSUP when there is nothing to sleep on
+ * (the caller backs off instead). */
+int ferry__uport_wait(struct ferry__uport *pt, struct ferry__uep *e);
+
+/* After a post is published: wake the polling thread if it sleeps on the
+ * port, so that the post goes out now. */
+void ferry__uport_kick(struct ferry__uport *pt);
 
 /* The polling thread's body (lcore.c) and the engine's tx callback. */
 void *ferry__uport_poller(void *arg);

@@ -283,6 +283,12 @@ void ferry__rc_input(struct ferry_rc_qp *qp, const struct ferry_roce_pkt *p,
  * and input, and often enough for the timers (a fraction of ack_delay). */
 void ferry__rc_progress(struct ferry_rc_qp *qp, uint64_t now_ns);
 
+/* When progress has something to do next (a delayed ACK, the end of an
+ * RNR pause, the retransmit timer, a packet the window allows once its
+ * pacing gap has passed; 0: now), as now_ns counts; UINT64_MAX: nothing
+ * until a post or a packet arrives. For a thread that sleeps between. */
+uint64_t ferry__rc_due(const struct ferry_rc_qp *qp);
+
 /* Reap up to max completions: the send queue's, in post order, then the
  * receive queue's, in arrival order. Returns how many (0: none yet); once
  * the QP is in error and all are reaped, its error (-FERRY_ETIMEOUT,

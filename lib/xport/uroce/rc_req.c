@@ -176,6 +176,28 @@ static void timeout(struct ferry_rc_qp *qp, uint64_t now)
 	qp->rto_at = now + ferry__rc_rto(qp);
 }
 
+uint64_t ferry__rc_due(const struct ferry_rc_qp *qp)
+{
+	uint64_t due = UINT64_MAX;
+
+	if (qp->state != FERRY_RC_RTS)
+		return due;
+	if (qp->ack_unsent)
+		due = qp->ack_at;
+	if (qp->rnr_wait)
+		return qp->rnr_until < due ? qp->rnr_until : due;
+	if (qp->timer_on && qp->rto_at < due)
+		due = qp->rto_at;
+	if (qp->cur != qp->sq_tail &&
+	    (uint32_t)ferry__psn_diff(qp->snd_psn, qp->una) < qp->win) {
+		uint64_t go = qp->pace_pps ? qp->pace_at : 0;
+
+		if (go < due)
+			due = go;
+	}
+	return due;
+}
+
 void ferry__rc_progress(struct ferry_rc_qp *qp, uint64_t now_ns)
 {
 	if (qp->state != FERRY_RC_RTS)

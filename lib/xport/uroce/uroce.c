@@ -369,11 +369,9 @@ const struct ferry_xport_ops ferry__xport_uroce = {
 	.poll = ferry__uroce_poll,
 	.cancel = uroce_cancel,
 	.close = uroce_close,
-	.poll_modes = FERRY_POLL_BIT(FERRY_POLL_BUSY),
+	.poll_modes = FERRY_POLL_BIT(FERRY_POLL_BUSY) |
+		      FERRY_POLL_BIT(FERRY_POLL_EVENT),
 	.poll_default = FERRY_POLL_BUSY,
-	.poll_why = "a waiting worker drives the DPDK port itself: one per "
-		    "process spins while there is traffic, the others and "
-		    "an idle port back off to short sleeps",
 	.duplex = uroce_duplex,
 	.shared_cpu = uroce_shared_cpu,
 };

@@ -87,6 +87,9 @@ struct ferry__uep {
 	_Atomic uint32_t tail __attribute__((aligned(64)));
 	uint32_t head;
 	_Atomic uint32_t cq_head;
+	atomic_bool sleeping;     /* its worker sleeps until kicked (event
+				     waits): a round that hands it something
+				     rings the port's wake_fd */
 	/* written by the poller */
 	_Atomic uint32_t done __attribute__((aligned(64)));
 	_Atomic uint32_t cq_tail;

@@ -21,6 +21,7 @@
 				   without work on the port */
 #define SPIN_YIELD_EVERY 64u    /* and offers the CPU every so many empty
 				   rounds, in case another spinner shares it */
+#define EVENT_SPIN_ROUNDS 16u   /* event waits: empty rounds before sleep */
 
 void ferry__uroce_backoff(unsigned *spins)
 {
@@ -47,11 +48,34 @@ struct uwait {
 	uint64_t last_ns; /* spinner: last round with work */
 };
 
-static void wait_step(struct ferry_xport *x, struct uwait *w)
+/* --poll event: drive rounds while they have work, then sleep until a
+ * round hands this endpoint something (the polling thread runs the port
+ * meanwhile, asleep on it between frames). */
+static void event_step(struct ferry_xport *x, struct ferry__uep *e,
+		       struct uwait *w)
+{
+	if (ferry__uport_drive(x->port) > 0) {
+		w->spins = 0;
+		return;
+	}
+	if (++w->spins < EVENT_SPIN_ROUNDS)
+		return;
+	if (ferry__uport_wait(x->port, e) == -ENOTSUP)
+		ferry__uroce_backoff(&w->spins);
+}
+
+static void wait_step(struct ferry_xport *x, struct ferry__uep *e,
+		      struct uwait *w)
 {
 	struct ferry__uport *pt = x->port;
-	int work = ferry__uport_drive(pt);
+	int work;
 	uint64_t now;
+
+	if (x->attr.poll_mode == FERRY_POLL_EVENT) {
+		event_step(x, e, w);
+		return;
+	}
+	work = ferry__uport_drive(pt);
 
 	if (work > 0) {
 		w->spins = 0;
@@ -135,7 +159,7 @@ static int wr_slot_wait(struct ferry_xport *x, struct ferry__uep *e,
 			deadline = now + (uint64_t)x->attr.timeout_ms * 1000000ull;
 		else if (now > deadline)
 			return -FERRY_ETIMEOUT;
-		wait_step(x, w);
+		wait_step(x, e, w);
 	}
 }
 
@@ -149,11 +173,12 @@ static int wr_slot(struct ferry_xport *x, struct ferry__uep *e,
 	return err;
 }
 
-static void publish(struct ferry__uep *e)
+static void publish(struct ferry_xport *x, struct ferry__uep *e)
 {
 	uint32_t t = atomic_load_explicit(&e->tail, memory_order_relaxed);
 
 	atomic_store_explicit(&e->tail, t + 1, memory_order_release);
+	ferry__uport_kick(x->port);
 }
 
 int ferry__uroce_post_write_imm(struct ferry_xport *x, unsigned ep,
@@ -180,7 +205,7 @@ int ferry__uroce_post_write_imm(struct ferry_xport *x, unsigned ep,
 	w->wr_id = wr_id;
 	w->signaled = flags & FERRY_POST_SIGNALED;
 	w->status = 0;
-	publish(&x->ep[ep]);
+	publish(x, &x->ep[ep]);
 	return 0;
 }
 
@@ -204,7 +229,7 @@ int ferry__uroce_post_send(struct ferry_xport *x, unsigned ep,
 	w->wr_id = 0;
 	w->signaled = false;
 	w->status = 0;
-	publish(&x->ep[ep]);
+	publish(x, &x->ep[ep]);
 	return 0;
 }
 
@@ -296,7 +321,7 @@ static int poll_wait(struct ferry_xport *x, struct ferry__uep *e,
 			else if (now >= deadline)
 				return 0;
 		}
-		wait_step(x, w);
+		wait_step(x, e, w);
 	}
 }
 
