@@ -9,7 +9,10 @@
 #  - the CM handshake and teardown are there by name: REQ, REP, RTU and
 #    DREQ, DREP;
 #  - tshark (-d udp.port==4791,infiniband) reads the same number of
-#    frames, none malformed.
+#    frames, none malformed;
+#  - the session ran with --dscp 10: every frame of its QPs, both ways
+#    (writes and sends from a, rxe's ACKs from b), carries DSCP 10 in
+#    its IPv4 DS field (the CM's MADs on QP 1 are the kernel's own).
 . "$(dirname "$0")/../glib.sh"
 
 two || skip "the capture case needs two guests (the wire between them)"
@@ -34,7 +37,7 @@ client_() {
 	done
 	note "one verbs session to $PEER, captured"
 	timeout 120 "$FERRY" bench --key "$KEY" --transport verbs -n 4M -l 1M \
-		--slots 4 -P 2 --json "$PEER:7471" >"$W/bench.json" 2>"$W/bench.err" ||
+		--slots 4 -P 2 --dscp 10 --json "$PEER:7471" >"$W/bench.json" 2>"$W/bench.err" ||
 		bad "the bench failed: $(tail -n 3 "$W/bench.err")"
 	sleep 1 # the CM's DREQ/DREP after the session's end
 	kill -INT $dpid
@@ -51,6 +54,24 @@ client_() {
 		-e infiniband.bth.opcode -e _ws.malformed >"$W/session.tshark" 2>/dev/null ||
 		bad "tshark cannot read the capture"
 	python3 "$CHECK" tshark "$W/session.tshark" "$n" 8 || bad "tshark's reading"
+	grep -q '"dscp": 10' "$W/bench.json" || bad "the report does not say DSCP 10"
+	"$SRC/tests/tshark-ib.sh" -r "$cap" -T fields -e ip.src \
+		-e infiniband.bth.destqp -e ip.dsfield.dscp >"$W/dscp.tshark" 2>/dev/null ||
+		bad "tshark cannot read the DS fields"
+	# per direction: frames of the session's QPs, and how many of them
+	# carry DSCP 10
+	awk -v me="$(ip -4 -o addr show eth0 | awk '{ split($4, a, "/"); print a[1] }')" '
+		$2 != "0x000001" && $2 != "1" && $2 != "" {
+			d = $1 == me ? "out" : "in"; n[d]++; if ($3 == 10) k[d]++
+		}
+		END { printf "%d %d %d %d\n", n["out"], k["out"], n["in"], k["in"] }' \
+		"$W/dscp.tshark" >"$W/dscp.counts"
+	read -r no ko ni ki <"$W/dscp.counts"
+	[ "$no" -gt 0 ] && [ "$no" = "$ko" ] ||
+		bad "DSCP 10 on $ko of the $no frames a sent on the session's QPs"
+	[ "$ni" -gt 0 ] && [ "$ni" = "$ki" ] ||
+		bad "DSCP 10 on $ki of the $ni frames b sent back on the session's QPs"
+	echo "ok: DSCP 10 on all $no frames out and all $ni frames back"
 	echo "ok: the whole session: $(tail -n 1 "$dump")"
 }
 
