@@ -254,17 +254,9 @@ void ferry__rc_pace_sent(struct ferry_rc_qp *qp, uint64_t now)
 	if (!qp->pace_pps)
 		return;
 	gap = 1000000000ull / qp->pace_pps;
-	/* idle time earns at most a burst of PACE_BURST packets. Time lost
-	 * beyond that (no work posted, or the thread that runs the engine
-	 * was off the CPU: two processes sharing one) makes the period's
-	 * delivery rate say less about the path than about this host, so it
-	 * counts as app-limited: else each late period would lower the rate
-	 * that the next one is paced to, down a spiral a probe's 5/4 cannot
-	 * climb out of */
-	if (qp->pace_at + PACE_BURST * gap < now) {
+	/* idle time earns at most a burst of PACE_BURST packets */
+	if (qp->pace_at + PACE_BURST * gap < now)
 		qp->pace_at = now - PACE_BURST * gap;
-		qp->app_limited = true;
-	}
 	qp->pace_at += gap;
 }
 
