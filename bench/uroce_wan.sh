@@ -133,9 +133,9 @@ for c in $CASES; do
 	esac
 	note "$c: ferry-wanem ${opts[*]}"
 	if [ "$c" = "${CASES%% *}" ]; then
-		wan_up "${opts[@]}" --stats-interval 1 || die "the WAN did not come up: $(cat "$WAN_LOG" 2>/dev/null)"
+		wan_up "${opts[@]}" --stats-interval "${STATS_S:-1}" || die "the WAN did not come up: $(cat "$WAN_LOG" 2>/dev/null)"
 	else
-		wan_restart "${opts[@]}" --stats-interval 1 || die "ferry-wanem did not restart: $(cat "$WAN_LOG" 2>/dev/null)"
+		wan_restart "${opts[@]}" --stats-interval "${STATS_S:-1}" || die "ferry-wanem did not restart: $(cat "$WAN_LOG" 2>/dev/null)"
 	fi
 	receivers "$c"
 	CAP_PID=

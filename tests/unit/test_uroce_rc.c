@@ -1272,6 +1272,31 @@ static void test_due(void)
 	pair_free(pr);
 }
 
+/* (16) with a round trip hinted (1 ms or more), the first window leaves
+ * spread over half of it: a bottleneck whose queue is smaller than that
+ * window drops nothing, where the same window sent at once (no hint)
+ * overflows it */
+static void test_first_window(void)
+{
+	/* 256 packets first; 100,000 packets/s through a queue of 64;
+	 * 10 ms round trip */
+	struct pump pu = pump_new_t(256, 4096, 5 * MS, 10 * US, 64, 20 * MS,
+				    10 * MS);
+
+	CU_ASSERT_EQUAL(pu.pr->qp[0]->pace_pps, 256 * 2000000000ull / (10 * MS));
+	pump_run(&pu, 12 * MS);
+	CU_ASSERT_EQUAL(pu.pr->net.qdrops, 0);
+	CU_ASSERT(pu.pr->net.qpeak < 32);
+	CU_ASSERT_EQUAL(pu.pr->c[0]->timeouts, 0);
+	pump_free(&pu);
+
+	pu = pump_new_t(256, 4096, 5 * MS, 10 * US, 64, 20 * MS, 0);
+	CU_ASSERT_EQUAL(pu.pr->qp[0]->pace_pps, 0);
+	pump_run(&pu, 12 * MS);
+	CU_ASSERT(pu.pr->net.qdrops > 0);
+	pump_free(&pu);
+}
+
 static void test_ecn_path(void)
 {
 	struct pump pu = pump_new(32, 4096, 2 * MS, 20 * US, 2000);
@@ -1307,6 +1332,8 @@ int main(void)
 		{ "ECN-marking bottleneck", test_ecn_path },
 		{ "the DSCP on requests, ACKs and CNPs", test_dscp },
 		{ "woken only when due, nothing missed", test_due },
+		{ "the first window paced over the hinted round trip",
+		  test_first_window },
 		CU_TEST_INFO_NULL,
 	};
 	return ferry_cu_run("uroce_rc", tests);

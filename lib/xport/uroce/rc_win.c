@@ -18,7 +18,9 @@
  *   jitter; so a queue the QP builds stays under one), within
  *   [window_init, window_pkts].
  * - Packets leave paced, so that a window released at once (a go-back-N,
- *   a grown limit) does not reach the bottleneck as one burst; on a path
+ *   a grown limit) does not reach the bottleneck as one burst. Before the
+ *   first rate is known, a path of 1 ms and more (by attr.rtt_hint_ns)
+ *   spreads the first window over half its round trip; on a path
  *   under 1 ms the window alone (sized to the peer's ring) does that, and
  *   a rate sampled over periods of tens of microseconds is too noisy to
  *   pace by (it cost a fifth of the goodput on a veth pair). Until the
@@ -75,6 +77,10 @@ static void pace(struct ferry_rc_qp *qp, uint64_t bw)
 		pps = dc;
 	else if (bw && !fixed(qp) && qp->rtt_min >= PACE_RTT_NS)
 		pps = qp->filled ? bw * cycle[qp->cyc % 8] / 4 : bw * 3;
+	else if (!bw && !fixed(qp) && qp->srtt >= PACE_RTT_NS)
+		/* no rate yet: the first window over half the round trip
+		 * hinted, not at once into the bottleneck's queue */
+		pps = (uint64_t)qp->win * 2000000000ull / qp->srtt;
 	if (qp->attr.rate_pps && (!pps || pps > qp->attr.rate_pps))
 		pps = qp->attr.rate_pps;
 	qp->pace_pps = pps;
@@ -95,9 +101,9 @@ void ferry__rc_win_update(struct ferry_rc_qp *qp)
 	const uint32_t lo = qp->attr.window_init, hi = qp->attr.window_pkts;
 	uint64_t bw = max_bw(qp), w;
 
-	pace(qp, bw);
 	if (fixed(qp)) {
 		qp->win = hi;
+		pace(qp, bw);
 		return;
 	}
 	/* packets/s x ns: at most 2^32 x 2^40, within 64 bits once scaled */
@@ -109,6 +115,7 @@ void ferry__rc_win_update(struct ferry_rc_qp *qp)
 	if (w > hi)
 		w = hi;
 	qp->win = (uint32_t)w;
+	pace(qp, bw);
 }
 
 /* The path's rate unknown again: the window from window_init, filling. */
