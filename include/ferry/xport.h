@@ -318,6 +318,13 @@ struct ferry_xport_ops {
 	 * what these spent during the session. Optional (NULL: none); the
 	 * control thread, while x is open. */
 	void (*shared_cpu)(struct ferry_xport *x, double *user, double *sys);
+
+	/* Busy polling spins one thread per process, however many streams
+	 * (uroce: the waiting workers take turns driving the port), not one
+	 * per stream: the pipeline then keeps busy as the default when the
+	 * streams outnumber the CPUs. Optional (false for a table without
+	 * it). */
+	bool busy_spins_one;
 };
 
 /* ops.needs: an RDMA device (a NIC's, or rxe); memory it may pin

@@ -93,6 +93,11 @@ check_uroce "$T/ev.json" $((128 << 20)) 4
 grep -q '"poll": "event"' "$T/ev.json" || fail "the report does not say event polling"
 grep -q "sleeps on the af_packet socket's ring" "$T/ev.err" ||
 	{ grep "poll event" "$T/ev.err"; fail "event waits did not find the af_packet ring to sleep on"; }
+# without --poll, busy whatever the streams: one thread spins
+uroce_send bench --key "$T/key" --transport uroce -n 16M -P 4 --json \
+	$IPB:$port >"$T/p4.json" 2>"$T/p4.err" || { tail -5 "$T/p4.err"; fail "bench -P 4"; }
+check_uroce "$T/p4.json" $((16 << 20)) 4
+grep -q '"poll": "busy"' "$T/p4.json" || fail "uroce's default is not busy with 4 streams"
 grep -q "uroce: .*QP(s) .*path MTU 4096" "$T/recv.err" ||
 	{ grep uroce "$T/recv.err"; fail "the session did not use a 4096-byte path MTU"; }
 

@@ -374,4 +374,5 @@ const struct ferry_xport_ops ferry__xport_uroce = {
 	.poll_default = FERRY_POLL_BUSY,
 	.duplex = uroce_duplex,
 	.shared_cpu = uroce_shared_cpu,
+	.busy_spins_one = true,
 };
