@@ -42,6 +42,9 @@ timeout -k 5 120 runuser -u xrootd -- xrootd -c "$T/xrd/x.cfg" -l "$T/xrd/x.log"
 	>"$T/xrd/out" 2>&1 &
 PIDS+=($!)
 wait_listen "$XPORT" || fail "xrootd did not listen on $XPORT: $(tail -n 5 "$T/xrd/out" "$T/xrd/x.log" 2>/dev/null)"
+# the EXIT trap's kill -9 of timeout would leave runuser and xrootd
+# running: they are killed too
+PIDS+=($(pgrep -f -- "-c $T/xrd/x.cfg"))
 timeout -k 5 120 xrdcp -r -C adler32:print "$S" "root://127.0.0.1:$XPORT/$T/xrd/exp/" \
 	>"$T/xrdcp.out" 2>"$T/xrdcp.err" ||
 	fail "xrdcp -r failed: $(tail -n 5 "$T/xrdcp.err")"
