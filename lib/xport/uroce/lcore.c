@@ -3,7 +3,10 @@
  * submit what workers posted, run the engine's timers, move completions to
  * the workers, send a burst. It busy-polls while there is traffic and
  * backs off after 2 ms without any (yield, then from 20 ms short sleeps),
- * so an idle receiver costs next to nothing.
+ * so an idle receiver costs next to nothing. While a session in event
+ * mode is attached it sleeps on the port's receive ring between rounds
+ * instead (port_sleep), and wakes the workers asleep in
+ * ferry__uport_wait when a round hands them something.
  *
  * Sessions come and go under the port's lock: attach and detach publish
  * the other of two lists and wait until the thread has finished two rounds

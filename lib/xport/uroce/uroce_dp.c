@@ -2,8 +2,10 @@
  * the endpoint's work ring; poll reaps it and the completion ring (rings
  * described in uroce.h). A worker that waits drives the port's rounds
  * itself (port.h): one waiter per process spins doing so while the port
- * has work, the others back off and drive a round whenever they wake. No
- * allocation, logging or locks here. */
+ * has work, the others back off and drive a round whenever they wake. In
+ * event mode a waiter drives while rounds have work, then sleeps until a
+ * round hands it something (ferry__uport_wait). No allocation, logging
+ * or locks here. */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
