@@ -38,20 +38,23 @@ void stage_list_free(struct stage_list *l)
  * made them failed); they are freed on failure. */
 static int append(struct stage_list *l, struct stage_item *it)
 {
-	if (!it->src || !it->name || l->n == l->cap) {
+	if (!it->src || !it->name)
+		goto nomem;
+	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 256;
-		struct stage_item *v = it->src && it->name ?
-			realloc(l->v, cap * sizeof(*v)) : NULL;
-		if (!v) {
-			free(it->src);
-			free(it->name);
-			return -ENOMEM;
-		}
+		struct stage_item *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			goto nomem;
 		l->v = v;
 		l->cap = cap;
 	}
 	l->v[l->n++] = *it;
 	return 0;
+nomem:
+	free(it->src);
+	free(it->name);
+	return -ENOMEM;
 }
 
 /* Append a copy of it (its strings copied too). */

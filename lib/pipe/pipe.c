@@ -9,6 +9,7 @@
 #include "metrics/metrics.h"
 #include "pipe/pipe.h"
 #include "util/util.h"
+#include "xport/xport_ids.h"
 
 _Static_assert(FERRY_REPORT_STREAMS == FERRY_MAX_STREAMS,
 	       "a report keeps every stream's bytes");
@@ -380,9 +381,7 @@ int ferry__pipe_poll_mode(const struct ferry__pipe *p, int want, char *why,
 
 	if (mode != FERRY_POLL_BUSY || want != FERRY_POLL_DEFAULT ||
 	    !(p->ops->poll_modes & FERRY_POLL_BIT(FERRY_POLL_EVENT)) ||
-	    (p->ops->size >= offsetof(struct ferry_xport_ops, busy_spins_one) +
-				     sizeof(p->ops->busy_spins_one) &&
-	     p->ops->busy_spins_one) ||
+	    ferry__xport_busy_spins_one(p->ops) ||
 	    sched_getaffinity(0, sizeof(cpus), &cpus))
 		return mode;
 	n = CPU_COUNT(&cpus);

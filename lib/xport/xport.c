@@ -131,6 +131,11 @@ const char *ferry_xport_runs_on(const struct ferry_xport_ops *ops)
 	return HAS_FIELD(ops, runs_on) ? ops->runs_on : NULL;
 }
 
+bool ferry__xport_busy_spins_one(const struct ferry_xport_ops *ops)
+{
+	return HAS_FIELD(ops, busy_spins_one) && ops->busy_spins_one;
+}
+
 const char *ferry_wire_name(unsigned wire)
 {
 	return wire == FERRY_WIRE_ROCEV2 ? "RoCEv2" : "";

@@ -10,6 +10,7 @@
 #ifndef FERRY_XPORT_IDS_H
 #define FERRY_XPORT_IDS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ferry/xport.h"
@@ -23,6 +24,8 @@
 uint32_t ferry__xport_bit(const struct ferry_xport_ops *ops);
 /* ops' preference rank; UINT32_MAX for a table without the field. */
 unsigned ferry__xport_rank(const struct ferry_xport_ops *ops);
+/* ops.busy_spins_one; false for a table without the field. */
+bool ferry__xport_busy_spins_one(const struct ferry_xport_ops *ops);
 /* The name of the lowest transport bit in mask, even for a transport this
  * build lacks (a peer's); "?" when it names none. */
 const char *ferry__xport_bit_name(uint32_t mask);

@@ -452,7 +452,7 @@ int ferry__uport_wait(struct ferry__uport *pt, struct ferry__uep *e)
 	struct timespec ts = { 0, (long)EVENT_MAX_NS };
 	eventfd_t v;
 
-	if (pt->rx_fd < 0 || pt->wake_fd < 0 || pt->post_fd < 0)
+	if (pt->rx_fd < 0)
 		return -ENOTSUP;
 	/* the polling thread takes over the port now, not after its
 	 * stand-back */
@@ -515,7 +515,7 @@ void *ferry__uport_poller(void *arg)
 		/* a session in event mode: rounds while they have work,
 		 * asleep on the port in between, instead of spin, yield and
 		 * nap */
-		if (pt->rx_fd >= 0 && pt->post_fd >= 0 && pt->wake_fd >= 0 &&
+		if (pt->rx_fd >= 0 &&
 		    atomic_load_explicit(&pt->event_sess,
 					 memory_order_relaxed)) {
 			if (!port_sleep(pt))

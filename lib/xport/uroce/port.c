@@ -480,18 +480,16 @@ static void absorb(struct ferry__uport *pt)
  * came in 2014), and that socket's poll() says whether the ring holds a
  * frame. The descriptor is used only if it proves to be an AF_PACKET
  * socket bound to the port's interface. Other PMDs: none (event waits
- * then sleep in short spells). */
-static void find_rx_fd(struct ferry__uport *pt, const char *drv)
+ * then sleep in short spells). rx_fd is set last, once post_fd and
+ * wake_fd exist too: rx_fd >= 0 says that event waits can sleep. */
+static void event_fds(struct ferry__uport *pt, const char *drv)
 {
 	struct sockaddr_ll sll;
-	socklen_t len = sizeof(sll);
+	socklen_t len = sizeof(sll), flen = sizeof(int);
 	int fam = 0, fd;
-	socklen_t flen = sizeof(fam);
 	void *q;
 
-	pt->post_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	pt->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (pt->post_fd < 0 || pt->wake_fd < 0 || strcmp(drv, "net_af_packet") || !pt->ifname[0] ||
+	if (strcmp(drv, "net_af_packet") || !pt->ifname[0] ||
 	    !rte_eth_fp_ops[pt->port_id].rxq.data ||
 	    !(q = rte_eth_fp_ops[pt->port_id].rxq.data[0]))
 		return;
@@ -503,7 +501,17 @@ static void find_rx_fd(struct ferry__uport *pt, const char *drv)
 	    sll.sll_family != AF_PACKET ||
 	    sll.sll_ifindex != (int)if_nametoindex(pt->ifname))
 		return;
-	pt->rx_fd = fd;
+	pt->post_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pt->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (pt->post_fd >= 0 && pt->wake_fd >= 0) {
+		pt->rx_fd = fd;
+		return;
+	}
+	if (pt->post_fd >= 0)
+		close(pt->post_fd);
+	if (pt->wake_fd >= 0)
+		close(pt->wake_fd);
+	pt->post_fd = pt->wake_fd = -1;
 }
 
 static int start(struct ferry__uport *pt, const struct ferry_uroce_conf *c,
@@ -520,10 +528,9 @@ static int start(struct ferry__uport *pt, const struct ferry_uroce_conf *c,
 	absorb(pt);
 	struct rte_eth_dev_info di;
 	if (rte_eth_dev_info_get(pt->port_id, &di) == 0)
-		find_rx_fd(pt, di.driver_name ? di.driver_name : "");
+		event_fds(pt, di.driver_name ? di.driver_name : "");
 	ferry__log(FERRY_LOG_DEBUG, "uroce: --poll event sleeps %s",
-		   pt->rx_fd >= 0 && pt->post_fd >= 0 && pt->wake_fd >= 0 ?
-		   "on the af_packet socket's ring" :
+		   pt->rx_fd >= 0 ? "on the af_packet socket's ring" :
 		   "in short spells (the port offers nothing to wait on)");
 	pthread_mutex_init(&pt->lock, NULL);
 	atomic_init(&pt->live, &pt->lists[0]);

@@ -78,9 +78,10 @@ struct ferry__uport {
 				     kernel's copy of our frames, or -1 */
 	/* event waits (--poll event): rx_fd becomes readable when the port
 	 * has a frame (af_packet: the PMD's socket, whose poll() looks at
-	 * its receive ring; -1 where the PMD offers none); post_fd (an
-	 * eventfd) is rung by a post while the polling thread sleeps on the
-	 * port, wake_fd by a round that handed a sleeping worker something */
+	 * its receive ring; -1 where the PMD offers none, and then the two
+	 * eventfds are -1 too); post_fd is rung by a post while the polling
+	 * thread sleeps on the port, wake_fd by a round that handed a
+	 * sleeping worker something */
 	int rx_fd, post_fd, wake_fd;
 
 	pthread_mutex_t lock;     /* guards what follows, up to the poller's */

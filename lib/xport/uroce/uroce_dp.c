@@ -78,7 +78,6 @@ static void wait_step(struct ferry_xport *x, struct ferry__uep *e,
 		return;
 	}
 	work = ferry__uport_drive(pt);
-
 	if (work > 0) {
 		w->spins = 0;
 		w->idle = false;

@@ -168,7 +168,7 @@ void ferry__verbs_rate_limit(struct ferry_xport *x)
 {
 	/* the whole cap on each QP: the pipeline spaces the chunks at the
 	 * cap, so one chunk at it ends as the next begins */
-	uint64_t kbps = x->n_ep ? x->attr.rate_bps / 1000 : 0;
+	uint64_t kbps = x->attr.rate_bps / 1000;
 	int err = 0;
 
 	if (!kbps)
