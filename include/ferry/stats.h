@@ -48,6 +48,12 @@ struct ferry_report {
 	double rtt_ms;
 	uint64_t target_bps;
 	char plan[320];
+	/* the stream ramp (a sender whose plan's target was its NIC's speed
+	 * and opened more streams than the floor): how many carried data at
+	 * the end, the most that ever did, and why ("" when there was none;
+	 * streams_used = streams_peak = streams) */
+	unsigned streams_used, streams_peak;
+	char ramp[224];
 	/* what was asked: seconds (0: not time-bounded) or bytes (0: not
 	 * size-bounded); when it began, seconds since the epoch (UTC) */
 	double test_seconds;

@@ -325,6 +325,13 @@ struct ferry_xport_ops {
 	 * streams outnumber the CPUs. Optional (false for a table without
 	 * it). */
 	bool busy_spins_one;
+
+	/* Payload bytes the peer has acknowledged on endpoint ep so far
+	 * (tcp: TCP_INFO's bytes_acked of its socket): what a sender's
+	 * stream ramp measures goodput by, finer than whole chunks. Optional
+	 * (NULL: the transport does not count them); the control thread,
+	 * while the endpoint is open; cheap. */
+	uint64_t (*acked)(struct ferry_xport *x, unsigned ep);
 };
 
 /* ops.needs: an RDMA device (a NIC's, or rxe); memory it may pin

@@ -246,6 +246,16 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 			      why, whylen);
 	if (err)
 		return err;
+	/* more streams than the floor for a target that is only the NIC's
+	 * speed: a quarter of them to start, more while they pay (ramp.h) */
+	if (planned && !p->worker && !strcmp(pick.ops->name, "tcp") &&
+	    !(o->fixed & FERRY_FIXED_STREAMS) && !o->rate_bps &&
+	    pl.rtt_s > 0 && pl.streams > o->streams) {
+		unsigned first = (pl.streams + 3) / 4;
+
+		ferry__pipe_ramp_start(p, first > o->streams ? first : o->streams,
+				       pl.rtt_s);
+	}
 	m.type = FERRY_MSG_READY;
 	m.u.ready.len = (uint16_t)out_len;
 	return ferry__ctrl_send(fd, &m, o->timeout_ms);
@@ -305,6 +315,7 @@ static int loop(struct ferry__pipe *p, int fd, const struct ferry_opts *o,
 		int n = poll(pf, h->wake_fd >= 0 ? 2 : 1,
 			     ferry__pipe_next_tick_ms(p, o));
 		ferry__pipe_tick(p, o, rep, false);
+		ferry__pipe_ramp_tick(p);
 		if (o->cancel && atomic_load(o->cancel)) {
 			ferry__why(why, whylen, "cancelled");
 			err = -ECANCELED;

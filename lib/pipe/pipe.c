@@ -37,6 +37,7 @@ int ferry__pipe_geometry(struct ferry__pipe *p, unsigned streams,
 		return -EINVAL;
 	}
 	p->streams = streams;
+	atomic_store(&p->active, streams);
 	p->chunk = chunk;
 	p->stride = FERRY_CHUNK_HDR_SPACE + chunk;
 	p->depth = slots / streams;
@@ -119,6 +120,7 @@ int ferry__pipe_start(struct ferry__pipe *p, void *(*fn)(void *))
 							       FERRY__M_RX,
 				    metrics_read);
 	p->start_ns = p->last_ns = ferry__now_ns();
+	p->ramp.last_ns = p->start_ns;
 	ferry__thread_cpu(&p->ctl_u0, &p->ctl_s0);
 	ferry__process_cpu(&p->proc_u0, &p->proc_s0);
 	if (p->ops && FERRY_XPORT_HAS(p->ops, shared_cpu))
@@ -261,6 +263,35 @@ void ferry__pipe_tick(struct ferry__pipe *p, const struct ferry_opts *o,
 		o->on_interval(rep, &iv, o->arg);
 }
 
+void ferry__pipe_ramp_start(struct ferry__pipe *p, unsigned start,
+			    double rtt_s)
+{
+	ferry__ramp_init(&p->ramp, start, p->streams, rtt_s, ferry__now_ns());
+	if (p->ramp.done || !p->x || !FERRY_XPORT_HAS(p->ops, acked))
+		return;
+	p->ramping = true;
+	atomic_store(&p->active, p->ramp.active);
+	ferry__log(FERRY_LOG_INFO, "stream ramp: %s", p->ramp.why);
+}
+
+void ferry__pipe_ramp_tick(struct ferry__pipe *p)
+{
+	uint64_t now = ferry__now_ns(), acked = 0, retx = 0;
+
+	if (!p->ramping || p->ramp.done ||
+	    now < p->ramp.last_ns + p->ramp.interval_ns)
+		return;
+	for (unsigned i = 0; i < p->streams; i++) {
+		acked += p->ops->acked(p->x, i);
+		if (counts_retx(p))
+			retx += p->ops->retransmits(p->x, i);
+	}
+	if (!ferry__ramp_sample(&p->ramp, now, acked, retx))
+		return;
+	atomic_store(&p->active, p->ramp.active);
+	ferry__log(FERRY_LOG_INFO, "stream ramp: %s", p->ramp.why);
+}
+
 static void cpu_of(int who, double *user, double *sys)
 {
 	struct rusage ru;
@@ -292,6 +323,11 @@ void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep)
 	snprintf(rep->poll, sizeof(rep->poll), "%s",
 		 p->poll_mode ? ferry_poll_name(p->poll_mode) : "");
 	rep->streams = p->streams;
+	rep->streams_used = p->ramping ? p->ramp.active : p->streams;
+	rep->streams_peak = p->ramping ? p->ramp.peak : p->streams;
+	if (p->ramping)
+		snprintf(rep->ramp, sizeof(rep->ramp), "%s%s", p->ramp.why,
+			 p->ramp.done ? "" : "; the session ended first");
 	rep->slots = p->slots;
 	rep->depth = p->depth;
 	rep->chunk_size = p->chunk;

@@ -21,6 +21,7 @@
 #include "ferry/stats.h"
 #include "ferry/topo.h"
 #include "ferry/xport.h"
+#include "pipe/ramp.h"
 
 enum ferry__role { FERRY__SENDER, FERRY__RECEIVER };
 
@@ -88,6 +89,14 @@ struct ferry__pipe {
 	 * streams (0: no cap); pace_next: when the next chunk may go */
 	uint64_t rate_bps;
 	_Atomic uint64_t pace_next;
+
+	/* sender: the streams that may claim work (idx < active: all but
+	 * while the stream ramp holds some back, ramp.h), and whether the
+	 * work ran out, so that held streams end */
+	_Atomic unsigned active;
+	atomic_bool no_work;
+	bool ramping;
+	struct ferry__ramp ramp;
 
 	/* sender: when a stream last got credits back (ns): the peer is
 	 * alive, so another stream that hears nothing may wait longer
@@ -157,6 +166,15 @@ void ferry__pipe_tick(struct ferry__pipe *p, const struct ferry_opts *o,
 /* Milliseconds until the next interval is due (for poll timeouts). */
 int ferry__pipe_next_tick_ms(const struct ferry__pipe *p,
 			     const struct ferry_opts *o);
+
+/* Sender: start the stream ramp with start of the session's streams
+ * carrying data (ramp.h); rtt_s: the path's round trip. */
+void ferry__pipe_ramp_start(struct ferry__pipe *p, unsigned start,
+			    double rtt_s);
+
+/* Sender, from the control loop: sample the ramp when due and move the
+ * gate (logged at info level). */
+void ferry__pipe_ramp_tick(struct ferry__pipe *p);
 
 /* Fill the report's settings and totals. */
 void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep);

@@ -12,6 +12,7 @@
 
 #define POLL_BATCH 16
 #define IDLE_POLL_MS 50
+#define HELD_NAP_NS 5000000 /* a stream the ramp holds back looks again */
 
 void ferry__stream_fail(struct ferry__stream *s, int err, const char *what,
 			unsigned long long chunks)
@@ -145,6 +146,19 @@ void *ferry__send_worker(void *arg)
 			err = -ECANCELED;
 			goto out;
 		}
+		/* held back by the stream ramp: take what comes back, nap */
+		if (s->idx >= atomic_load_explicit(&p->active,
+						   memory_order_relaxed)) {
+			struct timespec nap = { 0, HELD_NAP_NS };
+
+			if (atomic_load(&p->no_work))
+				break;
+			err = reap(s, &c, &wdone, 0);
+			if (err)
+				goto out;
+			nanosleep(&nap, NULL);
+			continue;
+		}
 		/* wait for a credit and a free local buffer */
 		if (!ferry__credit_can_post(&c) || c.sent - wdone >= p->depth) {
 			atomic_fetch_add_explicit(&s->stalls, 1,
@@ -171,8 +185,10 @@ void *ferry__send_worker(void *arg)
 		struct ferry_chunk_hdr h = { .xfer_id = p->xfer_id };
 
 		send = p->dp->fill(s, payload, &h);
-		if (send == -ENODATA)
+		if (send == -ENODATA) {
+			atomic_store(&p->no_work, true);
 			break;
+		}
 		if (send < 0) {
 			err = send;
 			goto out;
@@ -184,6 +200,7 @@ void *ferry__send_worker(void *arg)
 			err = pace(s, h.len);
 			if (err == 1) {
 				err = 0;
+				atomic_store(&p->no_work, true);
 				break; /* the deadline came first */
 			}
 			if (err)

@@ -182,6 +182,13 @@ static void start_json(const struct ferry_report *r, FILE *out)
 		fprintf(out, ", \"target_bps\": %llu, \"plan\": ",
 			(unsigned long long)r->target_bps);
 		ferry_json_str(out, r->plan);
+		if (r->ramp[0]) {
+			fprintf(out,
+				", \"ramp\": {\"streams_used\": %u, \"streams_peak\": %u, \"why\": ",
+				r->streams_used, r->streams_peak);
+			ferry_json_str(out, r->ramp);
+			fputc('}', out);
+		}
 		fputs("},\n", out);
 	}
 	fputs("    \"memory\": {\"pages\": ", out);

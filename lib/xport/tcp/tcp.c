@@ -471,6 +471,28 @@ static uint64_t tcp_retransmits(struct ferry_xport *x, unsigned ep)
 	return ti.tcpi_total_retrans;
 }
 
+/* TCP_INFO past glibc's struct tcp_info, which ends at total_retrans:
+ * the kernel's next fields (include/uapi/linux/tcp.h, Linux 4.1 on). */
+struct tcp_info_acked {
+	struct tcp_info ti;
+	uint64_t pacing_rate, max_pacing_rate, bytes_acked;
+};
+_Static_assert(sizeof(struct tcp_info) == 104,
+	       "glibc's struct tcp_info ends where the kernel's pacing_rate begins");
+
+static uint64_t tcp_acked(struct ferry_xport *x, unsigned ep)
+{
+	struct tcp_info_acked t;
+	socklen_t len = sizeof(t);
+
+	memset(&t, 0, sizeof(t));
+	if (ep >= x->n_ep || x->ep[ep].fd < 0 ||
+	    getsockopt(x->ep[ep].fd, IPPROTO_TCP, TCP_INFO, &t, &len) ||
+	    len < sizeof(t))
+		return 0;
+	return t.bytes_acked;
+}
+
 const struct ferry_xport_ops ferry__xport_tcp = {
 	.size = sizeof(struct ferry_xport_ops),
 	FERRY__TCP_ID, /* name, control-channel bit, rank, wire */
@@ -492,4 +514,5 @@ const struct ferry_xport_ops ferry__xport_tcp = {
 	.poll_default = FERRY_POLL_EVENT,
 	.duplex = tcp_duplex,
 	.retransmits = tcp_retransmits,
+	.acked = tcp_acked,
 };

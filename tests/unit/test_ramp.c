@@ -1,0 +1,180 @@
+/* The stream ramp (lib/pipe/ramp.h) on a simulated path and clock: tcp
+ * streams that each carry at most a window per round trip after a slow
+ * start, behind a bottleneck of a given rate, sampled as the sender's
+ * control loop samples them (every 20 ms). The ramp must find the stream
+ * count the bottleneck can use, use every stream where each one pays,
+ * hold where there is loss, and wait out each step's slow start. */
+#include <string.h>
+
+#include "cu.h"
+#include "pipe/ramp.h"
+
+#define MS 1000000ull
+#define RTT_S 0.1
+#define PER_STREAM 12.5e6 /* B/s: a 1.25 MB window per 100 ms */
+#define IW_RATE 0.145e6  /* B/s: ten segments per 100 ms */
+
+struct path {
+	double cap;          /* the bottleneck, B/s */
+	double loss;         /* retransmitted segments per segment sent */
+	uint64_t start_ns[64]; /* when each stream began to carry data */
+	unsigned started;
+	double acked, retx;
+};
+
+/* One stream's rate t_ns after it began: doubling per round trip from
+ * ten segments up to its window. */
+static double stream_rate(uint64_t t_ns)
+{
+	double r = IW_RATE;
+
+	for (double t = (double)t_ns / 1e9; t >= RTT_S && r < PER_STREAM;
+	     t -= RTT_S)
+		r *= 2;
+	return r < PER_STREAM ? r : PER_STREAM;
+}
+
+/* Run the ramp over the path for secs; returns the final count. */
+static unsigned run(struct ferry__ramp *r, struct path *pa, double secs,
+		    unsigned *changes)
+{
+	uint64_t now = 0, step = 20 * MS;
+
+	*changes = 0;
+	for (; now < (uint64_t)(secs * 1e9); now += step) {
+		double sum = 0;
+
+		while (pa->started < r->active)
+			pa->start_ns[pa->started++] = now;
+		for (unsigned i = 0; i < r->active; i++)
+			sum += stream_rate(now - pa->start_ns[i]);
+		if (sum > pa->cap)
+			sum = pa->cap;
+		pa->acked += sum * (double)step / 1e9;
+		pa->retx += pa->loss * sum * (double)step / 1e9 /
+			    FERRY__RAMP_MSS;
+		if (ferry__ramp_sample(r, now, (uint64_t)pa->acked,
+				       (uint64_t)pa->retx))
+			(*changes)++;
+	}
+	return r->active;
+}
+
+static void test_interval(void)
+{
+	struct ferry__ramp r;
+
+	ferry__ramp_init(&r, 4, 64, 0.3, 0);
+	CU_ASSERT_EQUAL(r.interval_ns, 600 * MS);
+	CU_ASSERT_EQUAL(r.active, 4);
+	CU_ASSERT_FALSE(r.done);
+	ferry__ramp_init(&r, 4, 64, 0.001, 0);
+	CU_ASSERT_EQUAL(r.interval_ns, FERRY__RAMP_MIN_IV_NS);
+	/* nothing to ramp: every stream from the start */
+	ferry__ramp_init(&r, 8, 8, 0.1, 0);
+	CU_ASSERT_TRUE(r.done);
+	CU_ASSERT_EQUAL(r.active, 8);
+	/* before an interval has passed a sample changes nothing */
+	ferry__ramp_init(&r, 4, 64, 0.1, 0);
+	CU_ASSERT_FALSE(ferry__ramp_sample(&r, 100 * MS, 1 << 20, 0));
+	CU_ASSERT_EQUAL(r.bytes, 0);
+}
+
+/* A bottleneck that 10 streams' windows fill: 4 -> 8 pays in full, 8 ->
+ * 16 adds two streams' worth, so the ramp keeps 10 and stops. */
+static void test_finds_bottleneck(void)
+{
+	struct path pa = { .cap = 10 * PER_STREAM };
+	struct ferry__ramp r;
+	unsigned changes, n;
+
+	ferry__ramp_init(&r, 4, 64, RTT_S, 0);
+	n = run(&r, &pa, 20, &changes);
+	CU_ASSERT_TRUE(r.done);
+	CU_ASSERT_EQUAL(n, 10);
+	CU_ASSERT_EQUAL(r.peak, 16);
+	CU_ASSERT_EQUAL(changes, 3); /* 4 -> 8, 8 -> 16, keep 10 */
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "10 streams (8 more added"));
+}
+
+/* Room for every stream: each step pays, and the ramp ends with all. */
+static void test_all_pay(void)
+{
+	struct path pa = { .cap = 100 * PER_STREAM };
+	struct ferry__ramp r;
+	unsigned changes, n;
+
+	ferry__ramp_init(&r, 16, 64, RTT_S, 0);
+	n = run(&r, &pa, 20, &changes);
+	CU_ASSERT_TRUE(r.done);
+	CU_ASSERT_EQUAL(n, 64);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "all 64 streams"));
+}
+
+/* The first streams already fill the bottleneck: a step adds nothing,
+ * and the ramp goes back to where it was. */
+static void test_full_at_start(void)
+{
+	struct path pa = { .cap = 3.5 * PER_STREAM };
+	struct ferry__ramp r;
+	unsigned changes, n;
+
+	ferry__ramp_init(&r, 4, 64, RTT_S, 0);
+	n = run(&r, &pa, 20, &changes);
+	CU_ASSERT_TRUE(r.done);
+	CU_ASSERT_EQUAL(n, 4);
+	CU_ASSERT_EQUAL(r.peak, 8);
+	CU_ASSERT_EQUAL(changes, 2); /* 4 -> 8, back to 4 */
+}
+
+/* Loss over the limit: no stream is added. */
+static void test_loss_holds(void)
+{
+	struct path pa = { .cap = 100 * PER_STREAM, .loss = 0.01 };
+	struct ferry__ramp r;
+	unsigned changes, n;
+
+	ferry__ramp_init(&r, 4, 64, RTT_S, 0);
+	n = run(&r, &pa, 20, &changes);
+	CU_ASSERT_TRUE(r.done);
+	CU_ASSERT_EQUAL(n, 4);
+	CU_ASSERT_EQUAL(changes, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "loss"));
+	/* under the limit it is not loss */
+	memset(&pa, 0, sizeof(pa));
+	pa.cap = 100 * PER_STREAM;
+	pa.loss = FERRY__RAMP_LOSS / 2;
+	ferry__ramp_init(&r, 4, 64, RTT_S, 0);
+	CU_ASSERT_EQUAL(run(&r, &pa, 30, &changes), 64);
+}
+
+/* A step's new streams get their slow start before it is judged: on a
+ * path whose windows take 7 round trips to open, the step from 4 must
+ * not be judged (and undone) before those streams carry their windows. */
+static void test_waits_for_slow_start(void)
+{
+	struct path pa = { .cap = 100 * PER_STREAM };
+	struct ferry__ramp r;
+	unsigned changes;
+
+	ferry__ramp_init(&r, 4, 8, RTT_S, 0);
+	run(&r, &pa, 3, &changes);
+	CU_ASSERT_EQUAL(r.active, 8);
+	CU_ASSERT_TRUE(r.done);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "all 8 streams"));
+}
+
+int main(void)
+{
+	CU_TestInfo tests[] = {
+		{ "the interval and the start", test_interval },
+		{ "stops at the bottleneck's stream count", test_finds_bottleneck },
+		{ "every stream where each pays", test_all_pay },
+		{ "a step that adds nothing is undone", test_full_at_start },
+		{ "loss holds the count", test_loss_holds },
+		{ "a step gets its slow start", test_waits_for_slow_start },
+		CU_TEST_INFO_NULL,
+	};
+
+	return ferry_cu_run("ramp", tests);
+}
