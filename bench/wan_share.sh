@@ -10,7 +10,8 @@
 # Each flow's bytes are what its receiver counted (ferry's session
 # reports, iperf3's receiver sum) between OMIT s and the end; printed:
 # each flow's Gb/s and share, share / fair share, Jain's fairness index,
-# and the streams each ferry session chose (its path plan).
+# and the streams each ferry session chose (its path plan; "N of M" where
+# its stream ramp kept N of the M planned).
 #
 # Environment: SECS (default 20), OMIT (default 5), FERRY_ARGS (more
 # options for both ferry bench sessions, e.g. "-P 1"), WAN_* and BUILD as for
@@ -77,7 +78,9 @@ for k in (0, 1):
     r = json.loads(open(f"{d}/ferry{k}.json").read().splitlines()[0])
     ivs = [(i["sum"]["start"], i["sum"]["end"], i["sum"]["bytes"]) for i in r["intervals"]]
     s = json.load(open(f"{d}/send{k}.json"))
-    flows.append((f"ferry bench #{k + 1} ({s['start'].get('streams')} streams)", steady(ivs)))
+    ramp = s['start'].get('path', {}).get('ramp')
+    used = f"{ramp['streams_used']} of " if ramp else ""
+    flows.append((f"ferry bench #{k + 1} ({used}{s['start'].get('streams')} streams)", steady(ivs)))
 r = json.load(open(f"{d}/iperf3.json"))
 ivs = r.get("server_output_json", {}).get("intervals") or r["intervals"]
 flows.append(("iperf3 -P 1", steady([(i["sum"]["start"], i["sum"]["end"], i["sum"]["bytes"]) for i in ivs])))

@@ -57,7 +57,7 @@ struct ferry_xport {
 	bool planned;                   /* sockbuf is the path plan's */
 	size_t auto_sndbuf;             /* 0: kernel autotuning */
 	atomic_bool cancelled;
-	_Atomic uint64_t heard_ns;      /* a message (credits) last read,
+	_Atomic uint64_t heard_ns;      /* bytes last read from the peer,
 					   any stream */
 	uint64_t fault_flip_at;         /* fault hook: flip at byte N - 1;
 					   0 = off (always, in builds

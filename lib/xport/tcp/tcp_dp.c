@@ -76,8 +76,13 @@ int ferry__tcp_writev_full(struct ferry_xport *x, int fd, struct iovec *iov,
 	return 0;
 }
 
+/* A read that got nothing for a whole SO_RCVTIMEO waits on, like a
+ * blocked send, while bytes arrive on the other streams: among many
+ * streams through a full bottleneck, one in TCP's retransmission backoff
+ * can hear nothing for longer than --timeout while the peer is alive. */
 int ferry__tcp_read_full(struct ferry_xport *x, int fd, void *buf, size_t len)
 {
+	uint64_t since = 0;
 	char *p = buf;
 
 	while (len) {
@@ -88,8 +93,15 @@ int ferry__tcp_read_full(struct ferry_xport *x, int fd, void *buf, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+			    wait_on(x, &since))
+				continue;
 			return sock_err(x, errno);
 		}
+		since = 0;
+		/* the peer answers (what waits in wait_on go by) */
+		atomic_store_explicit(&x->heard_ns, ferry__now_ns(),
+				      memory_order_relaxed);
 		p += n;
 		len -= (size_t)n;
 	}
@@ -185,10 +197,6 @@ static int read_frame(struct ferry_xport *x, struct tcp_ep *e,
 	if (type == FERRY__TCP_SEND) {
 		if (len > FERRY_XPORT_MSG_MAX)
 			return -FERRY_EPROTO;
-		/* a message (a sender's credits): the peer answers; not
-		 * kept per data frame, which no blocked send waits on */
-		atomic_store_explicit(&x->heard_ns, ferry__now_ns(),
-				      memory_order_relaxed);
 		wc->op = FERRY_WC_RECV;
 		wc->len = len;
 		return ferry__tcp_read_full(x, e->fd, wc->msg, len);
