@@ -62,6 +62,8 @@ struct ferry_xport {
 	uint64_t fault_flip_at;         /* fault hook: flip at byte N - 1;
 					   0 = off (always, in builds
 					   without test hooks) */
+	unsigned fault_pause_ms;        /* fault hook: pause endpoint 0's
+					   first frame half-way; 0 = off */
 };
 
 /* Write the bytes of iov / read exactly len bytes. A stream that makes no
@@ -80,8 +82,14 @@ int ferry__tcp_read_full(struct ferry_xport *x, int fd, void *buf, size_t len);
  * open sets x->fault_flip_at; a write on endpoint 0 while it is set asks
  * flip to split payload [laddr, laddr + len) into iov[1..] around the
  * flipped byte (kept in *flipped) and gets the iovec count back (2 when
- * the byte is not in this write). built says whether the hook is here. */
+ * the byte is not in this write). FERRY_FAULT_TCP_PAUSE_MS=N stops
+ * endpoint 0 for N ms half-way through its first data frame, once (a
+ * stream silent mid-frame while the others go on): pause writes iov's
+ * first part, sleeps and leaves the rest in iov for the caller, returning
+ * the iovec count left. built says whether the hooks are here. */
 void ferry__tcp_fault_open(struct ferry_xport *x);
+int ferry__tcp_fault_pause(struct ferry_xport *x, int fd, struct iovec *iov,
+			   int iovcnt);
 int ferry__tcp_fault_flip(struct ferry_xport *x, const struct tcp_ep *e,
 			  const void *laddr, size_t len, struct iovec *iov,
 			  uint8_t *flipped);

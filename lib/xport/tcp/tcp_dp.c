@@ -145,6 +145,10 @@ int ferry__tcp_post_write_imm(struct ferry_xport *x, unsigned ep,
 	iovcnt = 2;
 	if (x->fault_flip_at && ep == 0)
 		iovcnt = ferry__tcp_fault_flip(x, e, laddr, len, iov, &flipped);
+	if (x->fault_pause_ms && ep == 0)
+		iovcnt = ferry__tcp_fault_pause(x, e->fd, iov, iovcnt);
+	if (iovcnt < 0)
+		return iovcnt;
 	err = ferry__tcp_writev_full(x, e->fd, iov, iovcnt);
 	if (err)
 		return err;
