@@ -54,8 +54,9 @@ void out_summary(FILE *f, const char *prefix, const struct ferry_report *r)
 	if (r->plan[0])
 		fprintf(f, "%spath: %s\n", prefix, r->plan);
 	if (r->ramp[0])
-		fprintf(f, "%sramp: %u of %u streams carried data: %s\n",
-			prefix, r->streams_used, r->streams, r->ramp);
+		fprintf(f, "%sramp: %u of %u streams at the end, %u at most: %s\n",
+			prefix, r->streams_used, r->streams, r->streams_peak,
+			r->ramp);
 	fprintf(f, "%smemory: %s on %s pages, NUMA node %d; %s\n", prefix,
 		out_bytes(pool, sizeof(pool), (double)r->pool_bytes),
 		r->page_kind, r->numa_node, r->placement);
