@@ -147,7 +147,8 @@ void *ferry__send_worker(void *arg)
 			goto out;
 		}
 		/* held back by the stream ramp: take what comes back, nap */
-		if (s->idx >= atomic_load_explicit(&p->active,
+		if (p->ramping &&
+		    s->idx >= atomic_load_explicit(&p->active,
 						   memory_order_relaxed)) {
 			struct timespec nap = { 0, HELD_NAP_NS };
 

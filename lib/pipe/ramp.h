@@ -8,14 +8,15 @@
  * take from whatever else crosses it. So the sender starts with a part of
  * the planned streams and adds more while goodput keeps rising and there
  * is no loss: once the streams carrying data reach a plateau (goodput up
- * less than RAMP_RISE over an interval of two round trips), it doubles
- * them; at the next plateau it judges that step, once the new streams
- * have had time to reach an old stream's window in slow start (from ten
- * segments, doubling each round trip). A step whose new streams
+ * less than FERRY__RAMP_RISE over an interval of two round trips), it
+ * doubles them; at the next plateau it judges that step, once the new
+ * streams have had time to reach an old stream's window in slow start
+ * (from ten segments, doubling each round trip). A step whose new streams
  * each added at least half of what an old one carries was worth it, and
  * the ramp goes on; otherwise it keeps only as many of the new streams as
- * the gain is worth, and stops. Loss (retransmissions over RAMP_LOSS of
- * what was sent) or every planned stream in use stops it too.
+ * the gain is worth, and stops. Loss (segments sent again over
+ * FERRY__RAMP_LOSS of those sent) or every planned stream in use stops it
+ * too.
  *
  * Pure arithmetic on samples: the caller (pipe.c) reads the counters and
  * gates the workers (pipe_dp.c). */

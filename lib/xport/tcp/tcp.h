@@ -84,12 +84,11 @@ int ferry__tcp_read_full(struct ferry_xport *x, int fd, void *buf, size_t len);
  * flipped byte (kept in *flipped) and gets the iovec count back (2 when
  * the byte is not in this write). FERRY_FAULT_TCP_PAUSE_MS=N stops
  * endpoint 0 for N ms half-way through its first data frame, once (a
- * stream silent mid-frame while the others go on): pause writes iov's
- * first part, sleeps and leaves the rest in iov for the caller, returning
- * the iovec count left. built says whether the hooks are here. */
+ * stream silent mid-frame while the others go on): pause gives the
+ * milliseconds to a write on endpoint 0 while it is set, once. built says
+ * whether the hooks are here. */
 void ferry__tcp_fault_open(struct ferry_xport *x);
-int ferry__tcp_fault_pause(struct ferry_xport *x, int fd, struct iovec *iov,
-			   int iovcnt);
+unsigned ferry__tcp_fault_pause(struct ferry_xport *x);
 int ferry__tcp_fault_flip(struct ferry_xport *x, const struct tcp_ep *e,
 			  const void *laddr, size_t len, struct iovec *iov,
 			  uint8_t *flipped);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "util/cursor.h"
 #include "util/util.h"
@@ -145,10 +146,21 @@ int ferry__tcp_post_write_imm(struct ferry_xport *x, unsigned ep,
 	iovcnt = 2;
 	if (x->fault_flip_at && ep == 0)
 		iovcnt = ferry__tcp_fault_flip(x, e, laddr, len, iov, &flipped);
-	if (x->fault_pause_ms && ep == 0)
-		iovcnt = ferry__tcp_fault_pause(x, e->fd, iov, iovcnt);
-	if (iovcnt < 0)
-		return iovcnt;
+	if (x->fault_pause_ms && ep == 0 && iovcnt == 2) {
+		/* the hook: half the frame, a silence, then the rest */
+		unsigned ms = ferry__tcp_fault_pause(x);
+		struct timespec ts = { (time_t)(ms / 1000),
+				       (long)(ms % 1000) * 1000000L };
+		size_t half = len / 2;
+
+		iov[1].iov_len = half;
+		err = ferry__tcp_writev_full(x, e->fd, iov, 2);
+		if (err)
+			return err;
+		nanosleep(&ts, NULL);
+		iov[0] = (struct iovec){ (uint8_t *)laddr + half, len - half };
+		iovcnt = 1;
+	}
 	err = ferry__tcp_writev_full(x, e->fd, iov, iovcnt);
 	if (err)
 		return err;
