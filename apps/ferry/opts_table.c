@@ -543,8 +543,8 @@ const struct cli_opt cli_opts[] = {
 	  .help = "parallel streams / queue pairs (default: planned for the "
 		  "path, at least 4, so that the tcp windows hold its "
 		  "bandwidth-delay product; where that takes more than 4 "
-		  "and no --rate says the target, a quarter start and more "
-		  "join while they add goodput; given, all carry data; "
+		  "and no --rate says the target, 4 start and more join "
+		  "while they add goodput; given, all carry data; "
 		  "max 256)",
 	  .like = "iperf3 -P, --parallel; xrdcp -S, --streams" },
 	{ .name = "port", .letter = 'p', .arg = "PORT",

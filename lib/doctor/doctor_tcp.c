@@ -153,7 +153,7 @@ static void plan(struct ferry__doctor *d)
 		c = ferry__doctor_add(d, FERRY_CHECK_INFO, "tcp streams");
 		ferry__doctor_value(c, "%s; ferry opens %u streams by itself on this path (no -P needed)",
 				    p.why, p.streams);
-		ferry__doctor_fix(c, "the buffer sysctls above would let %d streams do (with -b %g; without -b, ferry plans for the NIC's speed, starts a quarter of those streams and adds more while each adds goodput)",
+		ferry__doctor_fix(c, "the buffer sysctls above would let %d streams do (with -b %g; without -b, ferry plans for the NIC's speed, starts 4 of those streams and adds more while each adds goodput)",
 				  FERRY_DEFAULT_STREAMS, d->rate_gbps);
 	} else {
 		c = ferry__doctor_add(d, FERRY_CHECK_PASS, "tcp streams");

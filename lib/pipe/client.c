@@ -247,15 +247,11 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 	if (err)
 		return err;
 	/* more streams than the floor for a target that is only the NIC's
-	 * speed: a quarter of them to start, more while they pay (ramp.h) */
+	 * speed: the floor to start, more while they pay (ramp.h) */
 	if (planned && !p->worker && !strcmp(pick.ops->name, "tcp") &&
 	    !(o->fixed & FERRY_FIXED_STREAMS) && !o->rate_bps &&
-	    pl.rtt_s > 0 && pl.streams > o->streams) {
-		unsigned first = (pl.streams + 3) / 4;
-
-		ferry__pipe_ramp_start(p, first > o->streams ? first : o->streams,
-				       pl.rtt_s);
-	}
+	    pl.rtt_s > 0 && pl.streams > o->streams)
+		ferry__pipe_ramp_start(p, o->streams, pl.rtt_s);
 	m.type = FERRY_MSG_READY;
 	m.u.ready.len = (uint16_t)out_len;
 	return ferry__ctrl_send(fd, &m, o->timeout_ms);

@@ -39,22 +39,22 @@ static uint64_t settle(const struct ferry__ramp *r, double per_stream)
 }
 
 /* Judge the step from r->from streams at the plateau it reached (rate):
- * true when every added stream carried at least half of what an old one
- * did. Otherwise keep the old streams and as many new ones as the gain
- * is worth, and stop. */
+ * true when it paid in full, every added stream carrying nearly what an
+ * old one does. Otherwise the bottleneck is near: keep the old streams
+ * and as many new ones as the gain is worth, and stop. */
 static bool step_paid(struct ferry__ramp *r, double rate)
 {
 	unsigned added = r->active - r->from, keep;
 	double per_old = r->rate_from / r->from;
 	double worth = per_old > 0 ? (rate - r->rate_from) / per_old : added;
 
-	if (worth >= 0.5 * added)
+	if (worth >= FERRY__RAMP_FULL * added)
 		return true;
 	keep = r->from + (worth > 0 ? (unsigned)(worth + 0.5) : 0);
 	if (keep > r->active)
 		keep = r->active;
 	snprintf(r->why, sizeof(r->why),
-		 "%u streams (%u more added %+.0f%% goodput, %.2f Gb/s: not worth their share)",
+		 "%u streams (%u more added %+.0f%% goodput, %.2f Gb/s: kept what it was worth)",
 		 keep, added,
 		 r->rate_from > 0 ? 100.0 * (rate / r->rate_from - 1.0) : 0.0,
 		 rate * 8 / 1e9);
@@ -67,6 +67,7 @@ bool ferry__ramp_sample(struct ferry__ramp *r, uint64_t now_ns,
 			uint64_t acked_bytes, uint64_t retx)
 {
 	uint64_t dt = now_ns - r->last_ns, moved, lost;
+	unsigned factor;
 	double rate;
 	bool rising;
 
@@ -103,9 +104,13 @@ bool ferry__ramp_sample(struct ferry__ramp *r, uint64_t now_ns,
 		r->done = true;
 		return true;
 	}
+	/* the first step doubles; one after a step that paid quadruples */
+	factor = r->from ? 4 : 2;
 	r->from = r->active;
 	r->rate_from = rate;
-	r->active = r->active * 2 < r->max ? r->active * 2 : r->max;
+	r->active *= factor;
+	if (r->active > r->max)
+		r->active = r->max;
 	r->peak = r->active;
 	r->since_step = 0;
 	r->step_ns = now_ns;

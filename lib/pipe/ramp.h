@@ -5,18 +5,19 @@
  * bandwidth-delay product of its target. Where that target is a guess
  * (the speed of the NIC, not a --rate the user gave), the bottleneck may
  * be far slower, shared, or lossy, and every stream opened at once would
- * take from whatever else crosses it. So the sender starts with a part of
- * the planned streams and adds more while goodput keeps rising and there
- * is no loss: once the streams carrying data reach a plateau (goodput up
- * less than FERRY__RAMP_RISE over an interval of two round trips), it
- * doubles them; at the next plateau it judges that step, once the new
- * streams have had time to reach an old stream's window in slow start
- * (from ten segments, doubling each round trip). A step whose new streams
- * each added at least half of what an old one carries was worth it, and
- * the ramp goes on; otherwise it keeps only as many of the new streams as
- * the gain is worth, and stops. Loss (segments sent again over
- * FERRY__RAMP_LOSS of those sent) or every planned stream in use stops it
- * too.
+ * take from whatever else crosses it. So the sender starts with the
+ * floor's count (what needs no ramp where windows are large) and adds
+ * more while goodput keeps rising and there is no loss: once the streams
+ * carrying data reach a plateau (goodput up less than FERRY__RAMP_RISE
+ * over an interval of two round trips), it doubles them; at the next
+ * plateau it judges that step, once the new streams have had time to
+ * reach an old stream's window in slow start (from ten segments, doubling
+ * each round trip). A step whose new streams each added nearly what an
+ * old one carries (FERRY__RAMP_FULL) paid, and the ramp goes on,
+ * quadrupling; otherwise the bottleneck is near, and it keeps only as
+ * many of the new streams as the gain is worth, and stops. Loss (segments
+ * sent again over FERRY__RAMP_LOSS of those sent) or every planned stream
+ * in use stops it too.
  *
  * Pure arithmetic on samples: the caller (pipe.c) reads the counters and
  * gates the workers (pipe_dp.c). */
@@ -34,6 +35,8 @@
 				   segments, RFC 6928) */
 #define FERRY__RAMP_MIN_IV_NS 200000000ull /* the shortest interval */
 #define FERRY__RAMP_MSS 1448    /* bytes per segment, for the loss ratio */
+#define FERRY__RAMP_FULL 0.9    /* a step whose new streams each carry this
+				   much of an old one's goodput paid */
 
 struct ferry__ramp {
 	unsigned max;        /* streams opened */

@@ -324,7 +324,7 @@ static void test_bdp(void)
 	EXPECT("tcp streams", FERRY_CHECK_INFO, "BDP 72 MiB: 45 streams x 2 MiB (tcp_rmem max 6 MiB; no CAP_NET_ADMIN)");
 	EXPECT("tcp streams", FERRY_CHECK_INFO, "ferry opens 45 streams by itself on this path (no -P needed)");
 	EXPECT_FIX("tcp streams", "the buffer sysctls above would let 4 streams do (with -b 2;");
-	EXPECT_FIX("tcp streams", "without -b, ferry plans for the NIC's speed, starts a quarter");
+	EXPECT_FIX("tcp streams", "without -b, ferry plans for the NIC's speed, starts 4 of those streams");
 }
 
 /* Every WARN and FAIL says how to fix it; every result says what it saw. */

@@ -80,8 +80,9 @@ static void test_interval(void)
 	CU_ASSERT_EQUAL(r.bytes, 0);
 }
 
-/* A bottleneck that 10 streams' windows fill: 4 -> 8 pays in full, 8 ->
- * 16 adds two streams' worth, so the ramp keeps 10 and stops. */
+/* A bottleneck that 10 streams' windows fill: 4 -> 8 pays in full, so
+ * the next step quadruples; 8 -> 32 adds two streams' worth, so the ramp
+ * keeps 10 and stops. */
 static void test_finds_bottleneck(void)
 {
 	struct path pa = { .cap = 10 * PER_STREAM };
@@ -92,12 +93,29 @@ static void test_finds_bottleneck(void)
 	n = run(&r, &pa, 20, &changes);
 	CU_ASSERT_TRUE(r.done);
 	CU_ASSERT_EQUAL(n, 10);
-	CU_ASSERT_EQUAL(r.peak, 16);
-	CU_ASSERT_EQUAL(changes, 3); /* 4 -> 8, 8 -> 16, keep 10 */
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "10 streams (8 more added"));
+	CU_ASSERT_EQUAL(r.peak, 32);
+	CU_ASSERT_EQUAL(changes, 3); /* 4 -> 8, 8 -> 32, keep 10 */
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "10 streams (24 more added"));
 }
 
-/* Room for every stream: each step pays, and the ramp ends with all. */
+/* A bottleneck that 6 streams fill: 4 -> 8 pays for two of the four
+ * new streams; the ramp keeps 6 and stops. */
+static void test_pays_in_part(void)
+{
+	struct path pa = { .cap = 6 * PER_STREAM };
+	struct ferry__ramp r;
+	unsigned changes, n;
+
+	ferry__ramp_init(&r, 4, 64, RTT_S, 0);
+	n = run(&r, &pa, 20, &changes);
+	CU_ASSERT_TRUE(r.done);
+	CU_ASSERT_EQUAL(n, 6);
+	CU_ASSERT_EQUAL(r.peak, 8);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "6 streams (4 more added +50%"));
+}
+
+/* Room for every stream: each step pays, and the ramp ends with all
+ * (16 -> 32, then quadrupling, capped at the 64 planned). */
 static void test_all_pay(void)
 {
 	struct path pa = { .cap = 100 * PER_STREAM };
@@ -169,6 +187,7 @@ int main(void)
 	CU_TestInfo tests[] = {
 		{ "the interval and the start", test_interval },
 		{ "stops at the bottleneck's stream count", test_finds_bottleneck },
+		{ "a step that pays in part keeps its worth", test_pays_in_part },
 		{ "every stream where each pays", test_all_pay },
 		{ "a step that adds nothing is undone", test_full_at_start },
 		{ "loss holds the count", test_loss_holds },
