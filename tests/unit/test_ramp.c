@@ -60,6 +60,18 @@ static unsigned run(struct ferry__ramp *r, struct path *pa, double secs,
 	return r->active;
 }
 
+/* A ramp from start of max streams on a path that cap_streams streams'
+ * windows fill, losing loss of the segments sent, for secs. */
+static unsigned ramp_on(struct ferry__ramp *r, double cap_streams,
+			double loss, unsigned start, unsigned max, double secs,
+			unsigned *changes)
+{
+	struct path pa = { .cap = cap_streams * PER_STREAM, .loss = loss };
+
+	ferry__ramp_init(r, start, max, RTT_S, 0);
+	return run(r, &pa, secs, changes);
+}
+
 static void test_interval(void)
 {
 	struct ferry__ramp r;
@@ -85,14 +97,11 @@ static void test_interval(void)
  * keeps 10 and stops. */
 static void test_finds_bottleneck(void)
 {
-	struct path pa = { .cap = 10 * PER_STREAM };
 	struct ferry__ramp r;
-	unsigned changes, n;
+	unsigned changes;
 
-	ferry__ramp_init(&r, 4, 64, RTT_S, 0);
-	n = run(&r, &pa, 20, &changes);
+	CU_ASSERT_EQUAL(ramp_on(&r, 10, 0, 4, 64, 20, &changes), 10);
 	CU_ASSERT_TRUE(r.done);
-	CU_ASSERT_EQUAL(n, 10);
 	CU_ASSERT_EQUAL(r.peak, 32);
 	CU_ASSERT_EQUAL(changes, 3); /* 4 -> 8, 8 -> 32, keep 10 */
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "10 streams (24 more added"));
@@ -102,14 +111,11 @@ static void test_finds_bottleneck(void)
  * new streams; the ramp keeps 6 and stops. */
 static void test_pays_in_part(void)
 {
-	struct path pa = { .cap = 6 * PER_STREAM };
 	struct ferry__ramp r;
-	unsigned changes, n;
+	unsigned changes;
 
-	ferry__ramp_init(&r, 4, 64, RTT_S, 0);
-	n = run(&r, &pa, 20, &changes);
+	CU_ASSERT_EQUAL(ramp_on(&r, 6, 0, 4, 64, 20, &changes), 6);
 	CU_ASSERT_TRUE(r.done);
-	CU_ASSERT_EQUAL(n, 6);
 	CU_ASSERT_EQUAL(r.peak, 8);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "6 streams (4 more added +50%"));
 }
@@ -118,14 +124,11 @@ static void test_pays_in_part(void)
  * (16 -> 32, then quadrupling, capped at the 64 planned). */
 static void test_all_pay(void)
 {
-	struct path pa = { .cap = 100 * PER_STREAM };
 	struct ferry__ramp r;
-	unsigned changes, n;
+	unsigned changes;
 
-	ferry__ramp_init(&r, 16, 64, RTT_S, 0);
-	n = run(&r, &pa, 20, &changes);
+	CU_ASSERT_EQUAL(ramp_on(&r, 100, 0, 16, 64, 20, &changes), 64);
 	CU_ASSERT_TRUE(r.done);
-	CU_ASSERT_EQUAL(n, 64);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "all 64 streams"));
 }
 
@@ -133,14 +136,11 @@ static void test_all_pay(void)
  * and the ramp goes back to where it was. */
 static void test_full_at_start(void)
 {
-	struct path pa = { .cap = 3.5 * PER_STREAM };
 	struct ferry__ramp r;
-	unsigned changes, n;
+	unsigned changes;
 
-	ferry__ramp_init(&r, 4, 64, RTT_S, 0);
-	n = run(&r, &pa, 20, &changes);
+	CU_ASSERT_EQUAL(ramp_on(&r, 3.5, 0, 4, 64, 20, &changes), 4);
 	CU_ASSERT_TRUE(r.done);
-	CU_ASSERT_EQUAL(n, 4);
 	CU_ASSERT_EQUAL(r.peak, 8);
 	CU_ASSERT_EQUAL(changes, 2); /* 4 -> 8, back to 4 */
 }
@@ -148,22 +148,16 @@ static void test_full_at_start(void)
 /* Loss over the limit: no stream is added. */
 static void test_loss_holds(void)
 {
-	struct path pa = { .cap = 100 * PER_STREAM, .loss = 0.01 };
 	struct ferry__ramp r;
-	unsigned changes, n;
+	unsigned changes;
 
-	ferry__ramp_init(&r, 4, 64, RTT_S, 0);
-	n = run(&r, &pa, 20, &changes);
+	CU_ASSERT_EQUAL(ramp_on(&r, 100, 0.01, 4, 64, 20, &changes), 4);
 	CU_ASSERT_TRUE(r.done);
-	CU_ASSERT_EQUAL(n, 4);
 	CU_ASSERT_EQUAL(changes, 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "loss"));
 	/* under the limit it is not loss */
-	memset(&pa, 0, sizeof(pa));
-	pa.cap = 100 * PER_STREAM;
-	pa.loss = FERRY__RAMP_LOSS / 2;
-	ferry__ramp_init(&r, 4, 64, RTT_S, 0);
-	CU_ASSERT_EQUAL(run(&r, &pa, 30, &changes), 64);
+	CU_ASSERT_EQUAL(ramp_on(&r, 100, FERRY__RAMP_LOSS / 2, 4, 64, 30,
+				&changes), 64);
 }
 
 /* A step's new streams get their slow start before it is judged: on a
@@ -171,13 +165,10 @@ static void test_loss_holds(void)
  * not be judged (and undone) before those streams carry their windows. */
 static void test_waits_for_slow_start(void)
 {
-	struct path pa = { .cap = 100 * PER_STREAM };
 	struct ferry__ramp r;
 	unsigned changes;
 
-	ferry__ramp_init(&r, 4, 8, RTT_S, 0);
-	run(&r, &pa, 3, &changes);
-	CU_ASSERT_EQUAL(r.active, 8);
+	CU_ASSERT_EQUAL(ramp_on(&r, 100, 0, 4, 8, 3, &changes), 8);
 	CU_ASSERT_TRUE(r.done);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "all 8 streams"));
 }
