@@ -46,7 +46,11 @@
 # takes 16 KiB: mind WAN_MEM_MB and --mbufs), WAN_AFP (extra
 # net_af_packet device arguments, default framecnt=2048, or for jumbo
 # frames framesz=16384,blocksz=16384,framecnt=1024), WAN_PRIO (how ferry-wanem is started, default
-# "chrt -f 50" when that works here; empty for a normal priority).
+# "chrt -f 50" when that works here; empty for a normal priority), WAN_GRO
+# (1: generic receive offload on A's and B's own veth ends, as a real
+# host's NIC has it on: each host's TCP receive path then takes frames
+# in batches; what crosses ferry-wanem is unchanged, one frame at a time;
+# default off).
 
 _wan_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WANEM=${WANEM:-${BUILD:-$_wan_root/build}/apps/wanem/ferry-wanem}
@@ -115,6 +119,11 @@ _wan_net() {
 		return 1
 	_wan_rps "$WAN_NSA" "$WAN_DEVA"
 	_wan_rps "$WAN_NSB" "$WAN_DEVB"
+	if [ "${WAN_GRO:-0}" = 1 ]; then
+		ip netns exec "$WAN_NSA" ethtool -K "$WAN_DEVA" gro on >/dev/null 2>&1 &&
+			ip netns exec "$WAN_NSB" ethtool -K "$WAN_DEVB" gro on >/dev/null 2>&1 ||
+			{ _wan_say "ethtool -K gro on failed"; return 1; }
+	fi
 	ip -n "$WAN_NSA" addr add "$WAN_IPA/24" dev "$WAN_DEVA" || return 1
 	ip -n "$WAN_NSB" addr add "$WAN_IPB/24" dev "$WAN_DEVB" || return 1
 }

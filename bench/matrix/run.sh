@@ -117,6 +117,7 @@ FERRY=$T/ferry
 		"tcp_rmem $(sysctl -n net.ipv4.tcp_rmem | tr '\t' ' ')," \
 		"tcp_wmem $(sysctl -n net.ipv4.tcp_wmem | tr '\t' ' ')," \
 		"rmem_max $(sysctl -n net.core.rmem_max), wmem_max $(sysctl -n net.core.wmem_max)"
+	echo "end hosts' GRO (WAN_GRO): ${WAN_GRO:-0}"
 } >"$D/info.txt"
 note "$STUDY ($MODE): $NMEAS measurements; results in $D"
 
