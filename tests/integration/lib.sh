@@ -165,6 +165,17 @@ need_root() {
 	ip netns list >/dev/null 2>&1 || skip "ip netns does not work here"
 }
 
+# need_wanem: what an emulated WAN (bench/lib/wan.sh) needs: root and
+# namespaces, ferry-wanem in this build, ethtool; skips with the reason
+# when one is missing. Sets SRC (the source tree) and WANEM.
+need_wanem() {
+	need_root
+	SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+	WANEM=$BUILD/apps/wanem/ferry-wanem
+	[ -x "$WANEM" ] || skip "no ferry-wanem in this build (meson did not find libdpdk)"
+	command -v ethtool >/dev/null || skip "no ethtool (the veths' offloads must be turned off)"
+}
+
 # make_pair: namespaces $NSA and $NSB joined by a veth pair, with
 # $IPA and $IPB from the benchmarking range 198.18.0.0/15.
 make_pair() {

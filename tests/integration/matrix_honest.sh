@@ -16,11 +16,8 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-need_root
-WANEM=$BUILD/apps/wanem/ferry-wanem
-[ -x "$WANEM" ] || skip "no ferry-wanem in this build (meson did not find libdpdk)"
+need_wanem
 command -v iperf3 >/dev/null || skip "no iperf3 (apt-get install iperf3)"
-command -v ethtool >/dev/null || skip "no ethtool (the veths' offloads must be turned off)"
 
 cat >"$T/honest.tsv" <<'TSV'
 #% title=honest samples

@@ -20,12 +20,8 @@
 # with ferry-wanem (DPDK), ethtool, python3. About 45 s.
 . "$(dirname "$0")/lib.sh"
 
-need_root
-SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-WANEM=$BUILD/apps/wanem/ferry-wanem
-[ -x "$WANEM" ] || skip "no ferry-wanem in this build (meson did not find libdpdk)"
+need_wanem
 [ -x "$FERRY" ] || fail "no ferry binary at $FERRY"
-command -v ethtool >/dev/null || skip "no ethtool (the veths' offloads must be turned off)"
 command -v python3 >/dev/null || skip "no python3 (the JSON reports are read with it)"
 
 # wan.sh's EXIT trap takes down the WAN, then runs lib.sh's cleanup.

@@ -38,11 +38,7 @@
 # About 50 s.
 . "$(dirname "$0")/lib.sh"
 
-need_root
-SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-WANEM=$BUILD/apps/wanem/ferry-wanem
-[ -x "$WANEM" ] || skip "no ferry-wanem in this build (meson did not find libdpdk)"
-command -v ethtool >/dev/null || skip "no ethtool (the veths' offloads must be turned off)"
+need_wanem
 command -v ss >/dev/null || skip "no ss (iproute2)"
 if ! command -v iperf3 >/dev/null; then
 	note "installing iperf3"

@@ -22,12 +22,8 @@
 # CNPs, and every byte still arrives. About 70 s.
 . "$(dirname "$0")/lib.sh"
 
-need_root
-SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-WANEM=$BUILD/apps/wanem/ferry-wanem
-[ -x "$WANEM" ] || skip "no ferry-wanem in this build (meson did not find libdpdk)"
+need_wanem
 [ -x "$FERRY" ] || fail "no ferry binary at $FERRY"
-command -v ethtool >/dev/null || skip "no ethtool (the veths' offloads must be turned off)"
 command -v timeout >/dev/null || skip "no timeout(1)"
 
 UROCE=1

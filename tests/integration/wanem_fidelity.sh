@@ -22,10 +22,7 @@
 . "$(dirname "$0")/lib.sh"
 SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 
-need_root
-WANEM=$BUILD/apps/wanem/ferry-wanem
-[ -x "$WANEM" ] || skip "no ferry-wanem in this build (meson did not find libdpdk)"
-command -v ethtool >/dev/null || skip "no ethtool (the veths' offloads must be turned off)"
+need_wanem
 for pkg in ping:iputils-ping iperf3:iperf3; do
 	cmd=${pkg%%:*}
 	command -v "$cmd" >/dev/null && continue
