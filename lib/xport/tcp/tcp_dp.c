@@ -147,17 +147,22 @@ int ferry__tcp_post_write_imm(struct ferry_xport *x, unsigned ep,
 	if (x->fault_flip_at && ep == 0)
 		iovcnt = ferry__tcp_fault_flip(x, e, laddr, len, iov, &flipped);
 	if (x->fault_pause_ms && ep == 0 && iovcnt == 2) {
-		/* the hook: half the frame, a silence, then the rest */
+		/* the hook: half the frame, a silence (in slices, ended by
+		 * a cancel as a blocked send would be), then the rest */
 		unsigned ms = ferry__tcp_fault_pause(x);
-		struct timespec ts = { (time_t)(ms / 1000),
-				       (long)(ms % 1000) * 1000000L };
+		struct timespec slice = { 0, 10000000L };
 		size_t half = len / 2;
 
 		iov[1].iov_len = half;
 		err = ferry__tcp_writev_full(x, e->fd, iov, 2);
 		if (err)
 			return err;
-		nanosleep(&ts, NULL);
+		for (; ms >= 10; ms -= 10) {
+			if (atomic_load_explicit(&x->cancelled,
+						 memory_order_relaxed))
+				return -ECANCELED;
+			nanosleep(&slice, NULL);
+		}
 		iov[0] = (struct iovec){ (uint8_t *)laddr + half, len - half };
 		iovcnt = 1;
 	}
