@@ -246,11 +246,11 @@ int ferry__client_connect(struct ferry__pipe *p, int fd,
 			      why, whylen);
 	if (err)
 		return err;
-	/* more streams than the floor for a target that is only the NIC's
-	 * speed: the floor to start, more while they pay (ramp.h) */
-	if (planned && !p->worker && !strcmp(pick.ops->name, "tcp") &&
-	    !(o->fixed & FERRY_FIXED_STREAMS) && !o->rate_bps &&
-	    pl.rtt_s > 0 && pl.streams > o->streams)
+	/* the plan went past the floor (tcp, streams not fixed, a path with
+	 * a target) for a target that is only the NIC's speed: the floor to
+	 * start, more while they pay (ramp.h; the gate is in the pipeline's
+	 * own send worker) */
+	if (!p->worker && !o->rate_bps && pl.streams > o->streams)
 		ferry__pipe_ramp_start(p, o->streams, pl.rtt_s);
 	m.type = FERRY_MSG_READY;
 	m.u.ready.len = (uint16_t)out_len;

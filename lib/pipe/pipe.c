@@ -267,7 +267,7 @@ void ferry__pipe_ramp_start(struct ferry__pipe *p, unsigned start,
 			    double rtt_s)
 {
 	ferry__ramp_init(&p->ramp, start, p->streams, rtt_s, ferry__now_ns());
-	if (p->ramp.done || !p->x || !FERRY_XPORT_HAS(p->ops, acked))
+	if (p->ramp.done || !FERRY_XPORT_HAS(p->ops, acked))
 		return;
 	p->ramping = true;
 	atomic_store(&p->active, p->ramp.active);

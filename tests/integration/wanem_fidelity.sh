@@ -20,7 +20,6 @@
 # else --no-huge. Exit 77 (skip) with the reason when any of that is
 # missing.
 . "$(dirname "$0")/lib.sh"
-SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 need_wanem
 for pkg in ping:iputils-ping iperf3:iperf3; do

@@ -460,17 +460,6 @@ static void tcp_close(struct ferry_xport *x)
 	free(x);
 }
 
-static uint64_t tcp_retransmits(struct ferry_xport *x, unsigned ep)
-{
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
-
-	if (ep >= x->n_ep || x->ep[ep].fd < 0 ||
-	    getsockopt(x->ep[ep].fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
-		return 0;
-	return ti.tcpi_total_retrans;
-}
-
 /* TCP_INFO past glibc's struct tcp_info, which ends at total_retrans:
  * the kernel's next fields (include/uapi/linux/tcp.h, Linux 4.1 on). */
 struct tcp_info_acked {
@@ -480,16 +469,31 @@ struct tcp_info_acked {
 _Static_assert(sizeof(struct tcp_info) == 104,
 	       "glibc's struct tcp_info ends where the kernel's pacing_rate begins");
 
+/* Endpoint ep's TCP_INFO into t; what the kernel did not fill (all of it,
+ * without a socket) reads 0. */
+static void ep_info(struct ferry_xport *x, unsigned ep,
+		    struct tcp_info_acked *t)
+{
+	socklen_t len = sizeof(*t);
+
+	memset(t, 0, sizeof(*t));
+	if (ep < x->n_ep && x->ep[ep].fd >= 0)
+		(void)getsockopt(x->ep[ep].fd, IPPROTO_TCP, TCP_INFO, t, &len);
+}
+
+static uint64_t tcp_retransmits(struct ferry_xport *x, unsigned ep)
+{
+	struct tcp_info_acked t;
+
+	ep_info(x, ep, &t);
+	return t.ti.tcpi_total_retrans;
+}
+
 static uint64_t tcp_acked(struct ferry_xport *x, unsigned ep)
 {
 	struct tcp_info_acked t;
-	socklen_t len = sizeof(t);
 
-	memset(&t, 0, sizeof(t));
-	if (ep >= x->n_ep || x->ep[ep].fd < 0 ||
-	    getsockopt(x->ep[ep].fd, IPPROTO_TCP, TCP_INFO, &t, &len) ||
-	    len < sizeof(t))
-		return 0;
+	ep_info(x, ep, &t);
 	return t.bytes_acked;
 }
 
