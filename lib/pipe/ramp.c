@@ -75,6 +75,15 @@ bool ferry__ramp_sample(struct ferry__ramp *r, uint64_t now_ns,
 		return false;
 	moved = acked_bytes - r->bytes;
 	lost = retx - r->retx;
+	if (r->last_rate < 0 &&
+	    moved < (uint64_t)r->active * FERRY__RAMP_IW) {
+		/* the data has not started (less than one first window per
+		 * stream): no baseline yet, and no plateau before one */
+		r->bytes = acked_bytes;
+		r->retx = retx;
+		r->last_ns = now_ns;
+		return false;
+	}
 	rate = (double)moved * 1e9 / (double)dt;
 	rising = r->last_rate < 0 ||
 		 rate > r->last_rate * (1.0 + FERRY__RAMP_RISE);

@@ -17,7 +17,9 @@
  * quadrupling; otherwise the bottleneck is near, and it keeps only as
  * many of the new streams as the gain is worth, and stops. Loss (segments
  * sent again over FERRY__RAMP_LOSS of those sent) or every planned stream
- * in use stops it too.
+ * in use stops it too. Intervals count from the first in which every
+ * stream carrying data had at least a first window acknowledged: before
+ * the session's data flows, a flat, near-zero goodput is no plateau.
  *
  * Pure arithmetic on samples: the caller (pipe.c) reads the counters and
  * gates the workers (pipe_dp.c). */

@@ -86,6 +86,15 @@ static void test_interval(void)
 	ferry__ramp_init(&r, 8, 8, 0.1, 0);
 	CU_ASSERT_TRUE(r.done);
 	CU_ASSERT_EQUAL(r.active, 8);
+	/* an interval with less than a first window per stream acknowledged
+	 * (the session's data not started) is no baseline */
+	ferry__ramp_init(&r, 4, 64, 0.1, 0);
+	CU_ASSERT_FALSE(ferry__ramp_sample(&r, 200 * MS, 1000, 2));
+	CU_ASSERT_FALSE(ferry__ramp_sample(&r, 400 * MS, 2000, 2));
+	CU_ASSERT_FALSE(ferry__ramp_sample(&r, 600 * MS, 3000, 2));
+	CU_ASSERT_TRUE(r.last_rate < 0);
+	CU_ASSERT_EQUAL(r.since_step, 0);
+	CU_ASSERT_FALSE(r.done);
 	/* before an interval has passed a sample changes nothing */
 	ferry__ramp_init(&r, 4, 64, 0.1, 0);
 	CU_ASSERT_FALSE(ferry__ramp_sample(&r, 100 * MS, 1 << 20, 0));
