@@ -2,7 +2,14 @@
 # Sharing a bottleneck: two `ferry bench` sessions with their defaults and
 # one `iperf3 -P 1` start together through ferry-wanem (bench/lib/wan.sh)
 # and run for SECS seconds. Does either ferry session take more than its
-# fair share (a third) + 20%?
+# fair share + 20%?
+#
+# Fair share is max-min fair: a flow that cannot use a third of the cap
+# (iperf3 -P 1's one window may carry less over a long path) is owed what
+# it carries alone, and the rest is split evenly between the others. So
+# before the shared run, iperf3 -P 1 runs alone through the same path for
+# SOLO seconds, and its rate from OMIT s on is its demand. The equal third
+# is printed beside it.
 #
 #   bench/wan_share.sh [RTT_MS [RATE]]     (default 150 ms, 1gbit)
 #
@@ -11,9 +18,12 @@
 # reports, iperf3's receiver sum) between OMIT s and the end; printed:
 # each flow's Gb/s and share, share / fair share, Jain's fairness index,
 # and the streams each ferry session chose (its path plan; "N of M" where
-# its stream ramp kept N of the M planned).
+# its stream ramp kept N of the M planned; the windows its receiver held
+# to the rate and their sum at the end), and iperf3's rate beside the two
+# sessions over its rate alone.
 #
-# Environment: SECS (default 20), OMIT (default 5), FERRY_ARGS (more
+# Environment: SECS (default 20), OMIT (default 5), SOLO (default 15; 0
+# skips the solo run and takes a third as every flow's share), FERRY_ARGS (more
 # options for both ferry bench sessions, e.g. "-P 1"), WAN_* and BUILD as for
 # bench/lib/wan.sh. Needs root, a build with ferry-wanem, iperf3, python3.
 # Exit status: 0 when all three flows ran (whatever the shares), 1 if not.
@@ -23,6 +33,7 @@ RTT=${1:-150}
 RATE=${2:-1gbit}
 SECS=${SECS:-20}
 OMIT=${OMIT:-5}
+SOLO=${SOLO:-15}
 need_root
 need_cmd iperf3 "apt-get install iperf3"
 need_cmd python3 "apt-get install python3"
@@ -45,6 +56,18 @@ note "RTT $RTT ms, $RATE, queue $QUEUE bytes: 2 x ferry bench ${FERRY_ARGS:-(def
 wan_up --delay "$(awk -v r="$RTT" 'BEGIN { print r / 2 }')" --rate "$RATE" \
 	--queue "$QUEUE" || die "the WAN did not come up: $(tail -3 "$WAN_LOG" 2>/dev/null)"
 P=7830
+if [ "$SOLO" -gt 0 ]; then
+	note "iperf3 -P 1 alone for $SOLO s: its demand on this path"
+	wan_b timeout -k 5 $((SOLO + 30)) iperf3 -s -1 -J -B "$WAN_IPB" -p $((P + 3)) \
+		>"$T/solo-srv.json" 2>&1 &
+	solo_srv=$!
+	wait_listen $((P + 3)) "$WAN_NSB" || die "iperf3 -s did not listen on $((P + 3))"
+	wan_a timeout -k 5 $((SOLO + 30)) iperf3 -c "$WAN_IPB" -p $((P + 3)) -P 1 -t "$SOLO" \
+		-i 1 -J --get-server-output >"$T/solo.json" 2>"$T/solo.err" ||
+		die "iperf3 alone failed: $(tail -n 2 "$T/solo.err" | tr '\n' ' ')"
+	wait "$solo_srv"
+	sleep 2 # the queue drains
+fi
 for k in 0 1; do
 	wan_b timeout -k 5 $((SECS + 40)) "$FERRY" recv --key "$T/key" -B "$WAN_IPB" \
 		-p $((P + k)) --once --json -i 1 >"$T/ferry$k.json" 2>"$T/recv$k.err" &
@@ -68,11 +91,17 @@ rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 sleep 1
 [ $rc = 0 ] || die "a flow failed: $(tail -n 2 "$T"/*.err | tr '\n' ' ')"
-python3 - "$T" "$OMIT" "$SECS" <<'PY'
-import json, sys
-d, omit, secs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-def steady(ivs):
-    return sum(b for s, e, b in ivs if s >= omit - 0.01 and e <= secs + 0.5)
+python3 - "$T" "$OMIT" "$SECS" "$SOLO" "$RATE" <<'PY'
+import json, os, re, sys
+d, omit, secs, solo = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+m = re.fullmatch(r'([0-9.]+)([kmgt]?)bit', sys.argv[5].lower())
+cap = float(m.group(1)) * {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9, 't': 1e12}[m.group(2)] / 8
+def steady(ivs, end=secs):
+    return sum(b for s, e, b in ivs if s >= omit - 0.01 and e <= end + 0.5)
+def iperf_ivs(path):
+    r = json.load(open(path))
+    ivs = r.get("server_output_json", {}).get("intervals") or r["intervals"]
+    return [(i["sum"]["start"], i["sum"]["end"], i["sum"]["bytes"]) for i in ivs]
 flows = []
 for k in (0, 1):
     r = json.loads(open(f"{d}/ferry{k}.json").read().splitlines()[0])
@@ -80,20 +109,31 @@ for k in (0, 1):
     s = json.load(open(f"{d}/send{k}.json"))
     ramp = s['start'].get('path', {}).get('ramp')
     used = f"{ramp['streams_used']} of " if ramp else ""
-    flows.append((f"ferry bench #{k + 1} ({used}{s['start'].get('streams')} streams)", steady(ivs)))
-r = json.load(open(f"{d}/iperf3.json"))
-ivs = r.get("server_output_json", {}).get("intervals") or r["intervals"]
-flows.append(("iperf3 -P 1", steady([(i["sum"]["start"], i["sum"]["end"], i["sum"]["bytes"]) for i in ivs])))
-total = sum(b for _, b in flows)
+    fit = r['start'].get('path', {}).get('fit')
+    held = f", {fit['streams_held']} windows held to {fit['window_bytes'] / 2**20:.1f} MiB" if fit else ""
+    flows.append((f"ferry bench #{k + 1} ({used}{s['start'].get('streams')} streams{held})", steady(ivs)))
+flows.append(("iperf3 -P 1", steady(iperf_ivs(f"{d}/iperf3.json"))))
 span = secs - omit
-fair = 1 / len(flows)
-print(f"| flow | Gb/s ({omit:g}-{secs:g} s) | share | share / fair share |")
-print("|---|---|---|---|")
-for name, b in flows:
-    print(f"| {name} | {b * 8 / span / 1e9:.3f} | {b / total:.2f} | {b / total / fair:.2f} |")
+# max-min fair shares of the cap, in bytes/s: iperf3 is owed the smaller of
+# a third and what it carries alone; the ferry sessions split the rest
+fair = [cap / 3] * 3
+alone = None
+if solo > 0 and os.path.exists(f"{d}/solo.json"):
+    alone = steady(iperf_ivs(f"{d}/solo.json"), solo) / (solo - omit)
+    fair[2] = min(cap / 3, alone)
+    fair[0] = fair[1] = (cap - fair[2]) / 2
+print(f"| flow | Gb/s ({omit:g}-{secs:g} s) | share of the cap | / a third | / max-min fair share |")
+print("|---|---|---|---|---|")
+for (name, b), f in zip(flows, fair):
+    rate = b / span
+    print(f"| {name} | {rate * 8 / 1e9:.3f} | {rate / cap:.2f} | {rate / (cap / 3):.2f} | {rate / f:.2f} |")
 x = [b for _, b in flows]
 jain = sum(x) ** 2 / (len(x) * sum(v * v for v in x))
-worst = max(b / total / fair for _, b in flows[:2])
-print(f"Jain's index {jain:.3f}; the larger ferry session takes {worst:.2f}x its fair share "
+worst = max(b / span / f for (_, b), f in zip(flows[:2], fair[:2]))
+if alone is not None:
+    print(f"iperf3 -P 1 alone: {alone * 8 / 1e9:.3f} Gb/s ({omit:g}-{solo:g} s); "
+          f"beside the two sessions {flows[2][1] / span / alone:.2f} of that")
+print(f"Jain's index {jain:.3f}; the larger ferry session takes {worst:.2f}x its "
+      f"{'max-min ' if alone is not None else ''}fair share "
       f"({'within' if worst <= 1.2 else 'above'} 1.2x)")
 PY

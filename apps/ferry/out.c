@@ -57,6 +57,13 @@ void out_summary(FILE *f, const char *prefix, const struct ferry_report *r)
 		fprintf(f, "%sramp: %u of %u streams at the end, %u at most: %s\n",
 			prefix, r->streams_used, r->streams, r->streams_peak,
 			r->ramp);
+	if (r->fit_streams) {
+		char w[32];
+
+		fprintf(f, "%swindows: %u of %u streams held to the rate they carry, %s in all at the end\n",
+			prefix, r->fit_streams, r->streams,
+			out_bytes(w, sizeof(w), (double)r->fit_bytes));
+	}
 	fprintf(f, "%smemory: %s on %s pages, NUMA node %d; %s\n", prefix,
 		out_bytes(pool, sizeof(pool), (double)r->pool_bytes),
 		r->page_kind, r->numa_node, r->placement);

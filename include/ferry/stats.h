@@ -54,6 +54,11 @@ struct ferry_report {
 	 * streams_used = streams_peak = streams) */
 	unsigned streams_used, streams_peak;
 	char ramp[224];
+	/* a receiver's windows that follow the rate (a tcp path of 5 ms and
+	 * more): the streams whose window it held to their rate, and those
+	 * windows' sum at the end (0: none held) */
+	unsigned fit_streams;
+	uint64_t fit_bytes;
 	/* what was asked: seconds (0: not time-bounded) or bytes (0: not
 	 * size-bounded); when it began, seconds since the epoch (UTC) */
 	double test_seconds;

@@ -93,6 +93,9 @@ enum ferry_wire {
 struct ferry_tcp_conf {
 	size_t sockbuf;        /* socket buffer bytes per stream (up to
 				  1 GiB); 0: kernel autotuning */
+	bool kernel_windows;   /* a receiver leaves its windows to the
+				  kernel: none held to the rate
+				  (FERRY_TCP_FIT=0; docs/wan.md) */
 };
 
 struct ferry_uroce_conf {
@@ -332,6 +335,15 @@ struct ferry_xport_ops {
 	 * (NULL: the transport does not count them); the control thread,
 	 * while the endpoint is open; cheap. */
 	uint64_t (*acked)(struct ferry_xport *x, unsigned ep);
+
+	/* Payload bytes received on endpoint ep so far (tcp: TCP_INFO's
+	 * bytes_received), and a bound on the window a receiver advertises
+	 * on it (tcp: TCP_WINDOW_CLAMP): what a receiver's windows that
+	 * follow the rate (pipe/fit.h) read and set. Optional as a pair
+	 * (NULL: the transport has no window); the control thread, while
+	 * the endpoint is open. clamp returns 0 or -errno. */
+	uint64_t (*received)(struct ferry_xport *x, unsigned ep);
+	int (*clamp)(struct ferry_xport *x, unsigned ep, uint64_t bytes);
 };
 
 /* ops.needs: an RDMA device (a NIC's, or rxe); memory it may pin

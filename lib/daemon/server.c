@@ -361,6 +361,9 @@ static int setup(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 		return refuse(fd, err, why);
 	snprintf(rep->peer_transport, sizeof(rep->peer_transport), "%s",
 		 pick.peer);
+	if (sc->has_path && p->role == FERRY__RECEIVER &&
+	    !o->xport.tcp.kernel_windows)
+		ferry__pipe_fit_start(p, pl.rtt_s, pl.sockbuf);
 	if (sc->has_path) {
 		struct ferry_msg mp = { .type = FERRY_MSG_PATH };
 
@@ -426,6 +429,7 @@ static int run(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 			     ferry__pipe_next_tick_ms(p, o));
 
 		ferry__pipe_tick(p, o, rep, false);
+		ferry__pipe_fit_tick(p);
 		if (atomic_load(&p->abort)) {
 			ferry__pipe_join(p);
 			err = ferry__pipe_error(p, why, whylen);

@@ -263,6 +263,44 @@ void ferry__pipe_tick(struct ferry__pipe *p, const struct ferry_opts *o,
 		o->on_interval(rep, &iv, o->arg);
 }
 
+void ferry__pipe_fit_start(struct ferry__pipe *p, double rtt_s, uint64_t max)
+{
+	if (!p->ops || !FERRY_XPORT_HAS(p->ops, clamp) ||
+	    !FERRY_XPORT_HAS(p->ops, received))
+		return;
+	p->fit_bytes = calloc(p->streams ? p->streams : 1,
+			      sizeof(*p->fit_bytes));
+	if (!p->fit_bytes ||
+	    ferry__fit_init(&p->fit, p->streams, rtt_s, max, ferry__now_ns())) {
+		free(p->fit_bytes);
+		p->fit_bytes = NULL;
+		return; /* no memory: the kernel's windows, as without it */
+	}
+	if (p->fit.n)
+		ferry__log(FERRY_LOG_DEBUG,
+			   "windows follow the rate: base RTT %.1f ms, an interval of %.0f ms",
+			   rtt_s * 1e3, (double)p->fit.interval_ns / 1e6);
+}
+
+void ferry__pipe_fit_tick(struct ferry__pipe *p)
+{
+	unsigned before = p->fit.engaged;
+
+	if (!p->fit.n || ferry__now_ns() < p->fit.last_ns + p->fit.interval_ns)
+		return;
+	for (unsigned i = 0; i < p->fit.n; i++)
+		p->fit_bytes[i] = p->ops->received(p->x, i);
+	if (!ferry__fit_sample(&p->fit, ferry__now_ns(), p->fit_bytes))
+		return;
+	for (unsigned i = 0; i < p->fit.n; i++)
+		if (p->fit.s[i].engaged)
+			(void)p->ops->clamp(p->x, i, p->fit.s[i].clamp);
+	if (p->fit.engaged != before)
+		ferry__log(FERRY_LOG_INFO,
+			   "windows: %u of %u streams out of slow start, held to the rate they carry",
+			   p->fit.engaged, p->fit.n);
+}
+
 void ferry__pipe_ramp_start(struct ferry__pipe *p, unsigned start,
 			    double rtt_s)
 {
@@ -325,6 +363,10 @@ void ferry__pipe_report(struct ferry__pipe *p, struct ferry_report *rep)
 	rep->streams = p->streams;
 	rep->streams_used = p->ramping ? p->ramp.active : p->streams;
 	rep->streams_peak = p->ramping ? p->ramp.peak : p->streams;
+	rep->fit_streams = p->fit.engaged;
+	rep->fit_bytes = 0;
+	for (unsigned i = 0; i < p->fit.n; i++)
+		rep->fit_bytes += p->fit.s[i].engaged ? p->fit.s[i].clamp : 0;
 	if (p->ramping)
 		snprintf(rep->ramp, sizeof(rep->ramp), "%s%s", p->ramp.why,
 			 p->ramp.done ? "" : "; the session ended first");
@@ -405,6 +447,8 @@ void ferry__pipe_free(struct ferry__pipe *p)
 		p->st = NULL;
 	}
 	ferry__pipe_release(p);
+	ferry__fit_free(&p->fit);
+	free(p->fit_bytes);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -21,6 +21,7 @@
 #include "ferry/stats.h"
 #include "ferry/topo.h"
 #include "ferry/xport.h"
+#include "pipe/fit.h"
 #include "pipe/ramp.h"
 
 enum ferry__role { FERRY__SENDER, FERRY__RECEIVER };
@@ -98,6 +99,10 @@ struct ferry__pipe {
 	bool ramping;
 	struct ferry__ramp ramp;
 
+	/* receiver: windows that follow the rate (fit.h); fit.n 0: off */
+	struct ferry__fit fit;
+	uint64_t *fit_bytes; /* fit.n counters, read each interval */
+
 	/* sender: when a stream last got credits back (ns): the peer is
 	 * alive, so another stream that hears nothing may wait longer
 	 * (FERRY__STALL_ALIVE, pipe_dp.c) */
@@ -166,6 +171,15 @@ void ferry__pipe_tick(struct ferry__pipe *p, const struct ferry_opts *o,
 /* Milliseconds until the next interval is due (for poll timeouts). */
 int ferry__pipe_next_tick_ms(const struct ferry__pipe *p,
 			     const struct ferry_opts *o);
+
+/* Receiver: hold each stream's window to the rate it carries (fit.h),
+ * on a tcp path of base RTT rtt_s whose sockets hold windows of max bytes
+ * (0: unknown). Off where the transport has no window to clamp or the
+ * path is short. */
+void ferry__pipe_fit_start(struct ferry__pipe *p, double rtt_s, uint64_t max);
+
+/* Receiver, from the control loop: sample when due and set the clamps. */
+void ferry__pipe_fit_tick(struct ferry__pipe *p);
 
 /* Sender: start the stream ramp with start of the session's streams
  * carrying data (ramp.h); rtt_s: the path's round trip. */

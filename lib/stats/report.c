@@ -189,6 +189,11 @@ static void start_json(const struct ferry_report *r, FILE *out)
 			ferry_json_str(out, r->ramp);
 			fputc('}', out);
 		}
+		if (r->fit_streams)
+			fprintf(out,
+				", \"fit\": {\"streams_held\": %u, \"window_bytes\": %llu}",
+				r->fit_streams,
+				(unsigned long long)r->fit_bytes);
 		fputs("},\n", out);
 	}
 	fputs("    \"memory\": {\"pages\": ", out);

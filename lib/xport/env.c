@@ -11,6 +11,8 @@
  *   FERRY_UROCE_TX=copy uroce: no zero-copy transmit
  *   FERRY_VERBS_DEVICE  verbs: the RDMA device or netdev (docs/verbs.md)
  *   FERRY_VERBS_RTT_MS  verbs: the round trip the ACK timeout plans for
+ *   FERRY_TCP_FIT=0     tcp: a receiver's windows are the kernel's, not
+ *                       held to the rate each stream carries
  *
  * The command-line options (--dpdk, --uroce-ip, --sockbuf) override them.
  */
@@ -52,6 +54,7 @@ static double millis(const char *name, double dflt)
 void ferry_xport_conf_init(struct ferry_xport_conf *c)
 {
 	const char *tx = text("FERRY_UROCE_TX");
+	const char *fit = text("FERRY_TCP_FIT");
 
 	memset(c, 0, sizeof(*c));
 	c->uroce.eal = text("FERRY_DPDK");
@@ -61,6 +64,7 @@ void ferry_xport_conf_init(struct ferry_xport_conf *c)
 	c->uroce.tx_copy = tx && strcmp(tx, "copy") == 0;
 	c->verbs.device = text("FERRY_VERBS_DEVICE");
 	c->verbs.rtt_ms = millis("FERRY_VERBS_RTT_MS", -1);
+	c->tcp.kernel_windows = fit && strcmp(fit, "0") == 0;
 }
 
 const char *ferry__env_hook(const char *name)

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -464,7 +465,7 @@ static void tcp_close(struct ferry_xport *x)
  * the kernel's next fields (include/uapi/linux/tcp.h, Linux 4.1 on). */
 struct tcp_info_acked {
 	struct tcp_info ti;
-	uint64_t pacing_rate, max_pacing_rate, bytes_acked;
+	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
 };
 _Static_assert(sizeof(struct tcp_info) == 104,
 	       "glibc's struct tcp_info ends where the kernel's pacing_rate begins");
@@ -497,6 +498,29 @@ static uint64_t tcp_acked(struct ferry_xport *x, unsigned ep)
 	return t.bytes_acked;
 }
 
+static uint64_t tcp_received(struct ferry_xport *x, unsigned ep)
+{
+	struct tcp_info_acked t;
+
+	ep_info(x, ep, &t);
+	return t.bytes_received;
+}
+
+/* The kernel lowers the window it advertises to the clamp as the data in
+ * flight is read (it never takes back what it offered), and raises it
+ * again, up to what the socket's buffer holds, when the clamp goes up. */
+static int tcp_clamp(struct ferry_xport *x, unsigned ep, uint64_t bytes)
+{
+	int v = bytes > INT_MAX ? INT_MAX : (int)bytes;
+
+	if (ep >= x->n_ep || x->ep[ep].fd < 0)
+		return -EBADF;
+	if (setsockopt(x->ep[ep].fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &v,
+		       sizeof(v)) < 0)
+		return -errno;
+	return 0;
+}
+
 const struct ferry_xport_ops ferry__xport_tcp = {
 	.size = sizeof(struct ferry_xport_ops),
 	FERRY__TCP_ID, /* name, control-channel bit, rank, wire */
@@ -519,4 +543,6 @@ const struct ferry_xport_ops ferry__xport_tcp = {
 	.duplex = tcp_duplex,
 	.retransmits = tcp_retransmits,
 	.acked = tcp_acked,
+	.received = tcp_received,
+	.clamp = tcp_clamp,
 };

@@ -1,0 +1,77 @@
+/* Windows that follow the rate: the rule of fit.h on byte counts. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipe/fit.h"
+
+int ferry__fit_init(struct ferry__fit *f, unsigned n, double rtt_s,
+		    uint64_t max, uint64_t now_ns)
+{
+	uint64_t iv = (uint64_t)(2.0 * rtt_s * 1e9);
+
+	memset(f, 0, sizeof(*f));
+	if (!n || rtt_s < FERRY__FIT_MIN_RTT_S)
+		return 0;
+	f->s = calloc(n, sizeof(*f->s));
+	if (!f->s)
+		return -ENOMEM;
+	f->n = n;
+	f->rtt_s = rtt_s;
+	f->max = max;
+	f->interval_ns = iv > FERRY__FIT_MIN_IV_NS ? iv : FERRY__FIT_MIN_IV_NS;
+	f->last_ns = now_ns;
+	return 0;
+}
+
+void ferry__fit_free(struct ferry__fit *f)
+{
+	free(f->s);
+	memset(f, 0, sizeof(*f));
+}
+
+static uint64_t window(const struct ferry__fit *f, double rate)
+{
+	double w = FERRY__FIT_GAIN * rate * f->rtt_s + FERRY__FIT_EXTRA;
+
+	if (f->max && w > (double)f->max)
+		return f->max;
+	return (uint64_t)w;
+}
+
+bool ferry__fit_sample(struct ferry__fit *f, uint64_t now_ns,
+		       const uint64_t *bytes)
+{
+	double dt;
+
+	if (!f->n || now_ns < f->last_ns + f->interval_ns)
+		return false;
+	dt = (double)(now_ns - f->last_ns) / 1e9;
+	f->last_ns = now_ns;
+	for (unsigned i = 0; i < f->n; i++) {
+		struct ferry__fit_stream *s = &f->s[i];
+		double rate = (double)(bytes[i] - s->bytes) / dt;
+
+		s->bytes = bytes[i];
+		if (rate <= 0)
+			continue; /* idle: held back, or done */
+		if (!s->engaged) {
+			/* slow start multiplies the rate each interval */
+			if (s->rate > 0 &&
+			    rate < s->rate * (1.0 + FERRY__FIT_RISE)) {
+				s->engaged = true;
+				f->engaged++;
+			}
+			if (!s->engaged) {
+				s->rate = rate;
+				continue;
+			}
+		} else if (rate < s->rate / 2 && ++s->dips < FERRY__FIT_DIPS) {
+			continue; /* a dip, not yet a new rate */
+		}
+		s->dips = 0;
+		s->rate = rate;
+		s->clamp = window(f, rate);
+	}
+	return true;
+}

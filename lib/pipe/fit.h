@@ -1,0 +1,76 @@
+/* Windows that follow the rate (internal): a tcp receiver's clamp on each
+ * stream's advertised window, so that a session on a long path keeps no
+ * more of a shared bottleneck's queue than it needs.
+ *
+ * The path plan sizes windows for its target, often the speed of the NIC,
+ * not the slower bottleneck it cannot see; with windows that never bind,
+ * the congestion control keeps the bottleneck's queue full, and a flow
+ * beside ferry whose own window is small (one stream of a stock host)
+ * crosses that queue at a fraction of what it carries alone. So once a
+ * stream has left slow start (its rate rose less than FERRY__FIT_RISE over
+ * an interval of two round trips), its window is held to
+ *
+ *     FERRY__FIT_GAIN x its rate x the path's base RTT + FERRY__FIT_EXTRA
+ *
+ * each interval. On a path with room the window grows by the gain each
+ * interval; at a bottleneck it settles where the RTT is a little over
+ * gain x base RTT: the session keeps about (gain - 1) x its own
+ * bandwidth-delay product plus FERRY__FIT_EXTRA per stream queued. The
+ * fixed part is what makes streams converge: at the fixed point every
+ * stream crossing the same queue carries extra / (RTT - gain x base RTT),
+ * the same rate (the argument of TCP Vegas), from however uneven a start.
+ * A rate under half the last one (a sender pausing between files, a
+ * stall) lowers the window only once it has lasted FERRY__FIT_DIPS
+ * intervals.
+ *
+ * The base RTT is the plan's, measured on the control connection before
+ * the session's data made any queue. Paths under FERRY__FIT_MIN_RTT_S are
+ * left to the kernel: their windows are small already.
+ *
+ * Pure arithmetic on byte counts: the caller (pipe.c) reads each stream's
+ * received bytes and sets the clamps (ops.clamp). */
+#ifndef FERRY_PIPE_FIT_H
+#define FERRY_PIPE_FIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FERRY__FIT_GAIN 1.25
+#define FERRY__FIT_EXTRA (256u << 10) /* bytes per stream */
+#define FERRY__FIT_RISE 0.5           /* a rise under 50%: out of slow start */
+#define FERRY__FIT_DIPS 3             /* intervals a dip must last */
+#define FERRY__FIT_MIN_RTT_S 0.005
+#define FERRY__FIT_MIN_IV_NS 200000000ull /* the shortest interval */
+
+struct ferry__fit_stream {
+	uint64_t bytes;    /* received at the last sample */
+	double rate;       /* the rate the window follows, B/s; 0: none */
+	unsigned dips;     /* intervals in a row under half of rate */
+	bool engaged;      /* out of slow start: clamped */
+	uint64_t clamp;    /* the window, bytes; 0: none */
+};
+
+struct ferry__fit {
+	unsigned n;
+	double rtt_s;
+	uint64_t interval_ns, last_ns;
+	uint64_t max;      /* the largest window to set (0: no bound) */
+	unsigned engaged;  /* streams clamped */
+	struct ferry__fit_stream *s;
+};
+
+/* For n streams on a path of base RTT rtt_s; max: the window the socket
+ * buffers allow (0: unknown). -ENOMEM, or 0; f->n is 0 (nothing to do)
+ * where the path is too short. */
+int ferry__fit_init(struct ferry__fit *f, unsigned n, double rtt_s,
+		    uint64_t max, uint64_t now_ns);
+void ferry__fit_free(struct ferry__fit *f);
+
+/* A sample at now_ns: bytes[i], what stream i has received so far. Before
+ * the next interval is due it changes nothing and returns false; else true:
+ * the caller sets f->s[i].clamp on every engaged stream (again: the
+ * kernel's own buffer tuning may have moved it). */
+bool ferry__fit_sample(struct ferry__fit *f, uint64_t now_ns,
+		       const uint64_t *bytes);
+
+#endif
