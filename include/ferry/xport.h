@@ -84,6 +84,14 @@ enum ferry_wire {
 	FERRY_WIRE_MAX = 1,
 };
 
+/* A receiving endpoint's counters (ops.rx_counts). */
+struct ferry_xport_rx {
+	uint64_t bytes;        /* payload received in order so far */
+	uint64_t out_of_order; /* packets that arrived with a hole ahead */
+	uint32_t rtt_us;       /* the receiver's estimate of the round trip
+				  (0: none yet) */
+};
+
 /* Each transport's own settings: one typed block per transport, all in
  * struct ferry_xport_conf. ferry_xport_conf_init fills the defaults (the
  * environment variables named below, else the built-in values); an app
@@ -336,13 +344,16 @@ struct ferry_xport_ops {
 	 * while the endpoint is open; cheap. */
 	uint64_t (*acked)(struct ferry_xport *x, unsigned ep);
 
-	/* Payload bytes received on endpoint ep so far (tcp: TCP_INFO's
-	 * bytes_received), and a bound on the window a receiver advertises
-	 * on it (tcp: TCP_WINDOW_CLAMP): what a receiver's windows that
+	/* What endpoint ep has received so far (struct ferry_xport_rx;
+	 * tcp: TCP_INFO's bytes_received, rcv_ooopack and rcv_rtt), 0 or
+	 * -errno (-EOPNOTSUPP where the kernel does not count them); and a
+	 * bound on the window a receiver advertises on it (tcp:
+	 * TCP_WINDOW_CLAMP), 0 or -errno. What a receiver's windows that
 	 * follow the rate (pipe/fit.h) read and set. Optional as a pair
-	 * (NULL: the transport has no window); the control thread, while
-	 * the endpoint is open. clamp returns 0 or -errno. */
-	uint64_t (*received)(struct ferry_xport *x, unsigned ep);
+	 * (NULL: the transport has no window); the control thread, while the
+	 * endpoint is open. */
+	int (*rx_counts)(struct ferry_xport *x, unsigned ep,
+			 struct ferry_xport_rx *rx);
 	int (*clamp)(struct ferry_xport *x, unsigned ep, uint64_t bytes);
 };
 

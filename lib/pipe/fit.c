@@ -30,9 +30,9 @@ void ferry__fit_free(struct ferry__fit *f)
 	memset(f, 0, sizeof(*f));
 }
 
-static uint64_t window(const struct ferry__fit *f, double rate)
+static uint64_t window(const struct ferry__fit *f, double gain, double rate)
 {
-	double w = FERRY__FIT_GAIN * rate * f->rtt_s + FERRY__FIT_EXTRA;
+	double w = gain * rate * f->rtt_s + FERRY__FIT_EXTRA;
 
 	if (f->max && w > (double)f->max)
 		return f->max;
@@ -40,7 +40,7 @@ static uint64_t window(const struct ferry__fit *f, double rate)
 }
 
 bool ferry__fit_sample(struct ferry__fit *f, uint64_t now_ns,
-		       const uint64_t *bytes)
+		       const struct ferry__fit_in *in)
 {
 	double dt;
 
@@ -50,9 +50,13 @@ bool ferry__fit_sample(struct ferry__fit *f, uint64_t now_ns,
 	f->last_ns = now_ns;
 	for (unsigned i = 0; i < f->n; i++) {
 		struct ferry__fit_stream *s = &f->s[i];
-		double rate = (double)(bytes[i] - s->bytes) / dt;
+		double rate = (double)(in[i].bytes - s->bytes) / dt;
+		/* loss with no queue behind it (fit.h) */
+		bool lossy = in[i].ooo != s->ooo &&
+			     in[i].rtt_s < FERRY__FIT_QUEUED * f->rtt_s;
 
-		s->bytes = bytes[i];
+		s->bytes = in[i].bytes;
+		s->ooo = in[i].ooo;
 		if (rate <= 0)
 			continue; /* idle: held back, or done */
 		if (!s->engaged) {
@@ -66,12 +70,22 @@ bool ferry__fit_sample(struct ferry__fit *f, uint64_t now_ns,
 				s->rate = rate;
 				continue;
 			}
+		} else if (lossy) {
+			/* never lower; room for the holes (fit.h) */
+			uint64_t w = window(f, FERRY__FIT_LOSS_GAIN, rate);
+
+			s->dips = 0;
+			if (rate > s->rate)
+				s->rate = rate;
+			if (w > s->clamp)
+				s->clamp = w;
+			continue;
 		} else if (rate < s->rate / 2 && ++s->dips < FERRY__FIT_DIPS) {
 			continue; /* a dip, not yet a new rate */
 		}
 		s->dips = 0;
 		s->rate = rate;
-		s->clamp = window(f, rate);
+		s->clamp = window(f, FERRY__FIT_GAIN, rate);
 	}
 	return true;
 }

@@ -266,14 +266,13 @@ void ferry__pipe_tick(struct ferry__pipe *p, const struct ferry_opts *o,
 void ferry__pipe_fit_start(struct ferry__pipe *p, double rtt_s, uint64_t max)
 {
 	if (!p->ops || !FERRY_XPORT_HAS(p->ops, clamp) ||
-	    !FERRY_XPORT_HAS(p->ops, received))
+	    !FERRY_XPORT_HAS(p->ops, rx_counts))
 		return;
-	p->fit_bytes = calloc(p->streams ? p->streams : 1,
-			      sizeof(*p->fit_bytes));
-	if (!p->fit_bytes ||
+	p->fit_in = calloc(p->streams ? p->streams : 1, sizeof(*p->fit_in));
+	if (!p->fit_in ||
 	    ferry__fit_init(&p->fit, p->streams, rtt_s, max, ferry__now_ns())) {
-		free(p->fit_bytes);
-		p->fit_bytes = NULL;
+		free(p->fit_in);
+		p->fit_in = NULL;
 		return; /* no memory: the kernel's windows, as without it */
 	}
 	if (p->fit.n)
@@ -288,9 +287,23 @@ void ferry__pipe_fit_tick(struct ferry__pipe *p)
 
 	if (!p->fit.n || ferry__now_ns() < p->fit.last_ns + p->fit.interval_ns)
 		return;
-	for (unsigned i = 0; i < p->fit.n; i++)
-		p->fit_bytes[i] = p->ops->received(p->x, i);
-	if (!ferry__fit_sample(&p->fit, ferry__now_ns(), p->fit_bytes))
+	for (unsigned i = 0; i < p->fit.n; i++) {
+		struct ferry_xport_rx rx;
+		int err = p->ops->rx_counts(p->x, i, &rx);
+
+		if (err == -EOPNOTSUPP) {
+			ferry__log(FERRY_LOG_INFO,
+				   "windows: this kernel does not count packets out of order (TCP_INFO rcv_ooopack, Linux 5.4); they are left to it");
+			p->fit.n = 0; /* before any stream was held */
+			return;
+		}
+		if (!err) {
+			p->fit_in[i].bytes = rx.bytes;
+			p->fit_in[i].ooo = rx.out_of_order;
+			p->fit_in[i].rtt_s = (double)rx.rtt_us / 1e6;
+		}
+	}
+	if (!ferry__fit_sample(&p->fit, ferry__now_ns(), p->fit_in))
 		return;
 	for (unsigned i = 0; i < p->fit.n; i++)
 		if (p->fit.s[i].engaged)
@@ -448,7 +461,7 @@ void ferry__pipe_free(struct ferry__pipe *p)
 	}
 	ferry__pipe_release(p);
 	ferry__fit_free(&p->fit);
-	free(p->fit_bytes);
+	free(p->fit_in);
 	memset(p, 0, sizeof(*p));
 }
 

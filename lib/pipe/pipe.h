@@ -101,7 +101,7 @@ struct ferry__pipe {
 
 	/* receiver: windows that follow the rate (fit.h); fit.n 0: off */
 	struct ferry__fit fit;
-	uint64_t *fit_bytes; /* fit.n counters, read each interval */
+	struct ferry__fit_in *fit_in; /* fit.n counters, read each interval */
 
 	/* sender: when a stream last got credits back (ns): the peer is
 	 * alive, so another stream that hears nothing may wait longer

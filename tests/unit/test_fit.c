@@ -24,7 +24,8 @@ struct sim {
 	unsigned n;             /* ferry streams (the fit's) */
 	double win[MAXS];       /* each stream's window, B */
 	double rate[MAXS];      /* B/s over the last interval */
-	uint64_t bytes[MAXS];
+	struct ferry__fit_in in[MAXS]; /* what the fit reads */
+	bool lossy;             /* a loss in every round trip */
 	double other_win;       /* a flow beside them with a fixed window */
 	double other_rate;
 	double cap;
@@ -53,11 +54,18 @@ static void step(struct ferry__fit *f, struct sim *s)
 		scale = s->cap / total;
 	for (unsigned i = 0; i < s->n; i++) {
 		s->rate[i] = s->paused[i] ? 0 : s->win[i] / s->rtt * scale;
-		s->bytes[i] += (uint64_t)(s->rate[i] * dt);
+		if (s->lossy) {
+			/* each hole holds the window's edge a round trip:
+			 * half the window in order per round trip */
+			s->rate[i] /= 2;
+			s->in[i].ooo += 10;
+		}
+		s->in[i].bytes += (uint64_t)(s->rate[i] * dt);
+		s->in[i].rtt_s = s->rtt;
 	}
 	s->other_rate = s->other_win / s->rtt * scale;
 	s->now += f->interval_ns;
-	CU_ASSERT_TRUE(ferry__fit_sample(f, s->now, s->bytes));
+	CU_ASSERT_TRUE(ferry__fit_sample(f, s->now, s->in));
 	for (unsigned i = 0; i < s->n; i++) {
 		if (f->s[i].engaged)
 			s->win[i] = (double)f->s[i].clamp;
@@ -88,7 +96,7 @@ static double sum_rate(const struct sim *s, unsigned from, unsigned to)
 static void test_init(void)
 {
 	struct ferry__fit f;
-	uint64_t b[2] = { 0, 0 };
+	struct ferry__fit_in b[2] = { { 0 } };
 
 	CU_ASSERT_EQUAL(ferry__fit_init(&f, 4, 0.3, 0, 0), 0);
 	CU_ASSERT_EQUAL(f.interval_ns, 600 * MS);
@@ -211,21 +219,82 @@ static void test_dip(void)
 	CU_ASSERT_TRUE(held > (uint64_t)(CAP * R0));
 	/* two intervals of a tenth of the rate (a sender between files) */
 	for (i = 0; i < FERRY__FIT_DIPS - 1; i++) {
-		s.bytes[0] += (uint64_t)(CAP / 10 * 0.3);
+		s.in[0].bytes += (uint64_t)(CAP / 10 * 0.3);
 		s.now += f.interval_ns;
-		ferry__fit_sample(&f, s.now, s.bytes);
+		ferry__fit_sample(&f, s.now, s.in);
 		CU_ASSERT_EQUAL(f.s[0].clamp, held);
 	}
 	/* a third: the rate is what it is now */
-	s.bytes[0] += (uint64_t)(CAP / 10 * 0.3);
+	s.in[0].bytes += (uint64_t)(CAP / 10 * 0.3);
 	s.now += f.interval_ns;
-	ferry__fit_sample(&f, s.now, s.bytes);
+	ferry__fit_sample(&f, s.now, s.in);
 	CU_ASSERT_TRUE(f.s[0].clamp < held / 2);
 	/* an idle interval (no byte) changes nothing */
 	held = f.s[0].clamp;
 	s.now += f.interval_ns;
-	ferry__fit_sample(&f, s.now, s.bytes);
+	ferry__fit_sample(&f, s.now, s.in);
 	CU_ASSERT_EQUAL(f.s[0].clamp, held);
+	ferry__fit_free(&f);
+}
+
+/* Loss: a held stream on a path that loses a packet every round trip
+ * delivers half its window in order per round trip. Its window must not
+ * shrink with that rate (1.25 x half a window each interval would take it
+ * down to about 0.7 MB, a small part of what the path carries). */
+static void test_loss(void)
+{
+	struct ferry__fit f;
+	struct sim s;
+	uint64_t before;
+	int i;
+
+	sim_init(&f, &s, 1);
+	for (i = 0; i < 30; i++)
+		step(&f, &s);
+	CU_ASSERT_TRUE(f.s[0].engaged);
+	before = f.s[0].clamp;
+	s.lossy = true;
+	CU_ASSERT_TRUE(s.rtt < FERRY__FIT_QUEUED * R0); /* loss, no queue */
+	for (i = 0; i < 10; i++) {
+		step(&f, &s);
+		CU_ASSERT_TRUE(f.s[0].clamp >= before);
+	}
+	/* the loss ends: the window follows the rate again, and the stream
+	 * carries what the path does */
+	s.lossy = false;
+	for (i = 0; i < 10; i++)
+		step(&f, &s);
+	CU_ASSERT_TRUE(s.rate[0] > 0.99 * s.cap);
+	ferry__fit_free(&f);
+}
+
+/* Loss behind a full queue (the round trip well over the base) is
+ * congestion: the window follows the rate down as without loss. */
+static void test_loss_queued(void)
+{
+	struct ferry__fit f;
+	struct sim s;
+	uint64_t before;
+
+	sim_init(&f, &s, 1);
+	for (int i = 0; i < 30; i++)
+		step(&f, &s);
+	before = f.s[0].clamp;
+	/* an interval at 0.6 of the rate, with loss and a 2 x base RTT */
+	s.in[0].bytes += (uint64_t)(CAP * 0.6 * 0.3);
+	s.in[0].ooo += 100;
+	s.in[0].rtt_s = 2 * R0;
+	s.now += f.interval_ns;
+	ferry__fit_sample(&f, s.now, s.in);
+	CU_ASSERT_TRUE(f.s[0].clamp < before);
+	/* the same with the round trip at its base: not lowered */
+	before = f.s[0].clamp;
+	s.in[0].bytes += (uint64_t)(CAP / 4 * 0.3);
+	s.in[0].ooo += 100;
+	s.in[0].rtt_s = R0;
+	s.now += f.interval_ns;
+	ferry__fit_sample(&f, s.now, s.in);
+	CU_ASSERT_EQUAL(f.s[0].clamp, before);
 	ferry__fit_free(&f);
 }
 
@@ -233,12 +302,12 @@ static void test_dip(void)
 static void test_max(void)
 {
 	struct ferry__fit f;
-	uint64_t b[1] = { 0 };
+	struct ferry__fit_in b[1] = { { 0 } };
 
 	CU_ASSERT_EQUAL(ferry__fit_init(&f, 1, 0.1, 4u << 20, 0), 0);
-	b[0] = 100000000; /* 0.5 GB/s over 200 ms: a 62.5 MB window */
+	b[0].bytes = 100000000; /* 0.5 GB/s over 200 ms: a 62.5 MB window */
 	ferry__fit_sample(&f, 200 * MS, b);
-	b[0] += 100000000;
+	b[0].bytes += 100000000;
 	ferry__fit_sample(&f, 400 * MS, b);
 	CU_ASSERT_TRUE(f.s[0].engaged);
 	CU_ASSERT_EQUAL(f.s[0].clamp, 4u << 20);
@@ -254,6 +323,8 @@ int main(void)
 		  test_converge },
 		{ "a held stream grows into a freed path", test_grow },
 		{ "a short pause keeps the window", test_dip },
+		{ "loss does not shrink a window", test_loss },
+		{ "loss behind a full queue does", test_loss_queued },
 		{ "the clamp stays within the buffers", test_max },
 		CU_TEST_INFO_NULL,
 	};

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -462,24 +463,33 @@ static void tcp_close(struct ferry_xport *x)
 }
 
 /* TCP_INFO past glibc's struct tcp_info, which ends at total_retrans:
- * the kernel's next fields (include/uapi/linux/tcp.h, Linux 4.1 on). */
+ * the kernel's next fields (include/uapi/linux/tcp.h; bytes_acked and
+ * bytes_received from Linux 4.1, rcv_ooopack from 5.4). */
 struct tcp_info_acked {
 	struct tcp_info ti;
 	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+	uint32_t segs_out, segs_in, notsent_bytes, min_rtt;
+	uint32_t data_segs_in, data_segs_out;
+	uint64_t delivery_rate, busy_time, rwnd_limited, sndbuf_limited;
+	uint32_t delivered, delivered_ce;
+	uint64_t bytes_sent, bytes_retrans;
+	uint32_t dsack_dups, reord_seen, rcv_ooopack;
 };
 _Static_assert(sizeof(struct tcp_info) == 104,
 	       "glibc's struct tcp_info ends where the kernel's pacing_rate begins");
 
 /* Endpoint ep's TCP_INFO into t; what the kernel did not fill (all of it,
  * without a socket) reads 0. */
-static void ep_info(struct ferry_xport *x, unsigned ep,
-		    struct tcp_info_acked *t)
+static socklen_t ep_info(struct ferry_xport *x, unsigned ep,
+			 struct tcp_info_acked *t)
 {
 	socklen_t len = sizeof(*t);
 
 	memset(t, 0, sizeof(*t));
-	if (ep < x->n_ep && x->ep[ep].fd >= 0)
-		(void)getsockopt(x->ep[ep].fd, IPPROTO_TCP, TCP_INFO, t, &len);
+	if (ep >= x->n_ep || x->ep[ep].fd < 0 ||
+	    getsockopt(x->ep[ep].fd, IPPROTO_TCP, TCP_INFO, t, &len) < 0)
+		return 0;
+	return len;
 }
 
 static uint64_t tcp_retransmits(struct ferry_xport *x, unsigned ep)
@@ -498,12 +508,18 @@ static uint64_t tcp_acked(struct ferry_xport *x, unsigned ep)
 	return t.bytes_acked;
 }
 
-static uint64_t tcp_received(struct ferry_xport *x, unsigned ep)
+static int tcp_rx_counts(struct ferry_xport *x, unsigned ep,
+			 struct ferry_xport_rx *rx)
 {
 	struct tcp_info_acked t;
 
-	ep_info(x, ep, &t);
-	return t.bytes_received;
+	if (ep_info(x, ep, &t) < offsetof(struct tcp_info_acked, rcv_ooopack) +
+					 sizeof(t.rcv_ooopack))
+		return -EOPNOTSUPP;
+	rx->bytes = t.bytes_received;
+	rx->out_of_order = t.rcv_ooopack;
+	rx->rtt_us = t.ti.tcpi_rcv_rtt;
+	return 0;
 }
 
 /* The kernel lowers the window it advertises to the clamp as the data in
@@ -543,6 +559,6 @@ const struct ferry_xport_ops ferry__xport_tcp = {
 	.duplex = tcp_duplex,
 	.retransmits = tcp_retransmits,
 	.acked = tcp_acked,
-	.received = tcp_received,
+	.rx_counts = tcp_rx_counts,
 	.clamp = tcp_clamp,
 };
