@@ -38,11 +38,11 @@ need_root
 need_cmd iperf3 "apt-get install iperf3"
 need_cmd python3 "apt-get install python3"
 [ -x "$FERRY" ] || die "no ferry binary at $FERRY (build with meson first)"
-QUEUE=$(python3 -c "import re,sys
-m = re.fullmatch(r'([0-9.]+)([kmgt]?)bit', sys.argv[2].lower())
-mult = {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9, 't': 1e12}[m.group(2)]
-print(min(int(float(sys.argv[1]) / 1e3 * float(m.group(1)) * mult / 8), 64000000))" "$RTT" "$RATE") ||
+RATE_BPS=$(python3 -c "import re,sys
+m = re.fullmatch(r'([0-9.]+)([kmgt]?)bit', sys.argv[1].lower())
+print(int(float(m.group(1)) * {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9, 't': 1e12}[m.group(2)]))" "$RATE") ||
 	die "RATE: a rate like 1gbit or 500mbit"
+QUEUE=$(awk -v r="$RTT" -v b="$RATE_BPS" 'BEGIN { q = int(r / 1e3 * b / 8); print q < 64000000 ? q : 64000000 }')
 WANEM=${WANEM:-$BUILD/apps/wanem/ferry-wanem}
 # shellcheck source=bench/lib/wan.sh
 . "$BENCH_ROOT/bench/lib/wan.sh"
@@ -91,11 +91,10 @@ rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 sleep 1
 [ $rc = 0 ] || die "a flow failed: $(tail -n 2 "$T"/*.err | tr '\n' ' ')"
-python3 - "$T" "$OMIT" "$SECS" "$SOLO" "$RATE" <<'PY'
-import json, os, re, sys
+python3 - "$T" "$OMIT" "$SECS" "$SOLO" "$RATE_BPS" <<'PY'
+import json, os, sys
 d, omit, secs, solo = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-m = re.fullmatch(r'([0-9.]+)([kmgt]?)bit', sys.argv[5].lower())
-cap = float(m.group(1)) * {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9, 't': 1e12}[m.group(2)] / 8
+cap = float(sys.argv[5]) / 8 # bytes/s
 def steady(ivs, end=secs):
     return sum(b for s, e, b in ivs if s >= omit - 0.01 and e <= end + 0.5)
 def iperf_ivs(path):
