@@ -143,6 +143,25 @@ static bool check(struct cli_args *a)
 	return true;
 }
 
+/* After a signal: sessions in their data phase end within 20 ms (the
+ * library's o->cancel), their peers told why; each session thread gets
+ * up to DRAIN_S to finish (its report, its transport's teardown) before
+ * the process ends with whatever is left. True when none is left. */
+#define DRAIN_S 10
+static bool drain(const struct cli_args *a)
+{
+	unsigned n = atomic_load(&active);
+
+	if (!n)
+		return true;
+	if (!a->c.quiet && !a->c.json)
+		fprintf(stderr, "ferry %s: stopping: %u session(s) to end\n",
+			cmd, n);
+	for (int i = 0; i < DRAIN_S * 50 && atomic_load(&active); i++)
+		usleep(20000);
+	return !atomic_load(&active);
+}
+
 /* Accept sessions until a signal (or one, with --once). Returns the
  * --once session's error, else 0. */
 static int accept_loop(struct ferry_server *srv, const struct cli_args *a)
@@ -206,6 +225,7 @@ int cmd_recv(int argc, char **argv)
 		a.c.o.on_interval = out_interval;
 		a.c.o.arg = stdout;
 	}
+	a.c.o.cancel = &stopping; /* SIGINT, SIGTERM: sessions end */
 	if (ferry_server_open(a.bind, a.port, &a.c.o, &srv, why, sizeof(why))) {
 		fprintf(stderr, "ferry %s: %s\n", cmd, why);
 		return 1;
@@ -234,8 +254,10 @@ int cmd_recv(int argc, char **argv)
 			a.c.o.dir ? "files land in " : "bench only: no --dir",
 			a.c.o.dir ? a.c.o.dir : "");
 	err = accept_loop(srv, &a);
-	/* sessions still running end with the process */
-	ferry_server_close(srv);
+	/* a session thread still running holds the server: it ends with
+	 * the process */
+	if (drain(&a))
+		ferry_server_close(srv);
 	app_metrics_stop(metrics);
 	return err ? 1 : 0;
 }

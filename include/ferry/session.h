@@ -115,7 +115,11 @@ struct ferry_opts {
 				  on_interval), the data phase stops within
 				  20 ms and the call fails with -ECANCELED;
 				  the receiver keeps what was verified, so
-				  the same send resumes. NULL: never */
+				  the same send resumes. A server's
+				  (ferry_server_open): every session in its
+				  data phase ends so within 20 ms, its peer
+				  told that the receiver is shutting down.
+				  NULL: never */
 };
 
 /* Fill o with the defaults above (o->xport: ferry_xport_conf_init). */

@@ -41,7 +41,10 @@ struct push_run {
 	int fd;                     /* the client's control connection */
 	int timeout_ms;
 	bool client_gone;
-	atomic_bool cancel;         /* the client went away: stop sending */
+	atomic_bool cancel;         /* the client went away, or the daemon
+				       stops: stop sending */
+	atomic_bool *stop;          /* the daemon's own (o->cancel): it is
+				       shutting down */
 	uint64_t bytes, total;
 	uint64_t t0_ns;
 	uint32_t files_done, files_total;
@@ -83,6 +86,10 @@ static void on_interval(const struct ferry_report *r,
 	struct pollfd pf = { .fd = pr->fd, .events = POLLIN };
 	double dt = iv->end - iv->start;
 
+	if (pr->stop && atomic_load(pr->stop)) {
+		atomic_store(&pr->cancel, true);
+		return;
+	}
 	/* the client says nothing while it waits: anything readable is its
 	 * connection closing */
 	if (poll(&pf, 1, 0) > 0) {
@@ -233,6 +240,7 @@ int ferry__push_serve(struct ferry__daemon *d, const struct ferry__who *who,
 {
 	struct ferry_push_spec ps;
 	struct push_run pr = { .fd = fd, .timeout_ms = o->timeout_ms,
+			       .stop = o->cancel,
 			       .t0_ns = ferry__now_ns() };
 	struct ferry_send_spec ss = { 0 };
 	struct ferry_report *rep = NULL;

@@ -430,6 +430,13 @@ static int run(struct ferry_server *srv, struct ferry__pipe *p, int fd,
 
 		ferry__pipe_tick(p, o, rep, false);
 		ferry__pipe_fit_tick(p);
+		if (o->cancel && atomic_load(o->cancel)) {
+			err = -ECANCELED;
+			ferry__why(why, whylen,
+				   "shutting down (stopped by its operator); what was verified is kept: run the same transfer again once it is back");
+			refuse(fd, err, why);
+			goto fail;
+		}
 		if (atomic_load(&p->abort)) {
 			ferry__pipe_join(p);
 			err = ferry__pipe_error(p, why, whylen);

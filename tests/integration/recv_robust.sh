@@ -103,4 +103,47 @@ note "the next session works"
 $B -n 256M --json 127.0.0.1:$port >"$T/ok.json" || { cat "$T/recv.err"; fail "receiver stopped serving"; }
 check_json "$T/ok.json" $((256 << 20))
 echo "receiver log:"; cat "$T/recv.err"
+
+note "SIGTERM to a receiver mid-file: the sender is told, the receiver ends within 10 s, nothing lands under the final name, and the same send again resumes"
+head -c $((48 << 20)) /dev/urandom >"$T/big"
+mkdir "$T/land"
+port2=$(free_port)
+start_land() {
+	"$FERRY" recv --key "$T/key" -p "$port2" -B 127.0.0.1 -d "$T/land" -i 0 \
+		>"$T/land.out" 2>>"$T/land.err" &
+	lpid=$!
+	PIDS+=($lpid)
+	wait_listen "$port2"
+}
+start_land
+# 48 MiB at 64 Mb/s: about 6 s; the signal comes when a chunk is verified
+"$FERRY" send --key "$T/key" -l 1M -b 64M -i 0 "$T/big" "127.0.0.1:$port2" \
+	>"$T/cut.out" 2>&1 &
+spid=$!
+PIDS+=($spid)
+jr=$(staged "$T/land" big jrnl)
+for _ in $(seq 200); do
+	[ -s "$jr" ] && break
+	sleep 0.05
+done
+[ -s "$jr" ] || { cat "$T/cut.out" "$T/land.err"; fail "no chunk of the file was verified within 10 s"; }
+kill -TERM $lpid
+wait_gone $lpid 10 || { tail -5 "$T/land.err"; fail "the receiver did not end within 10 s of SIGTERM"; }
+if wait $spid; then fail "the sender succeeded though the receiver stopped mid-file"; fi
+grep -q "receiver: shutting down" "$T/cut.out" ||
+	fail "the sender does not say the receiver shut down: $(tail -2 "$T/cut.out")"
+grep -q "shutting down" "$T/land.err" ||
+	fail "the receiver does not log why the session ended: $(tail -2 "$T/land.err")"
+[ ! -e "$T/land/big" ] || fail "a file cut short lies under its final name"
+echo "the sender: $(grep "shutting down" "$T/cut.out" | head -1)"
+start_land
+"$FERRY" send --key "$T/key" -l 1M -i 0 --json "$T/big" "127.0.0.1:$port2" \
+	>"$T/again.json" 2>"$T/again.err" || { cat "$T/again.err"; fail "the same send again failed"; }
+cmp -s "$T/big" "$T/land/big" || fail "the resumed file differs from its source"
+python3 - "$T/again.json" <<'PY' || fail "the same send again did not resume"
+import json, sys
+f = json.load(open(sys.argv[1]))["files"][0]
+print(f"the same send again: {f['sent']} of {f['bytes']} bytes sent, resumed: {f['resumed']}")
+assert f["resumed"] and f["sent"] < f["bytes"], f
+PY
 echo "PASS"
