@@ -69,21 +69,32 @@ fi
 trap 'wan_down; rm -rf "/var/run/dpdk/wtA$$" "/var/run/dpdk/wtB$$"; cleanup' EXIT
 
 RPID=
+RTR=
 # start_recv TRANSPORT PORT: one ferry recv in B serving every session.
 start_recv() {
 	local tr=$1 port=$2
+	RTR=$tr
 	mkdir -p "$T/dst.$tr"
 	ip netns exec "$WAN_NSB" env \
 		FERRY_DPDK="--vdev=net_af_packet0,iface=$WAN_DEVB,$AFP $DPDK_MEM_B" \
-		timeout 300 "$FERRY" recv --key "$T/key" --transport "$tr" \
+		timeout --foreground 300 "$FERRY" recv --key "$T/key" --transport "$tr" \
 		-B "$WAN_IPB" -p "$port" -d "$T/dst.$tr" -i 0 -v \
 		>"$T/recv.$tr.out" 2>"$T/recv.$tr.err" &
 	RPID=$!
 	PIDS+=("$RPID")
 	wait_listen "$port" "$WAN_NSB"
 }
+# stop_recv: SIGTERM, and the daemon must be gone within 20 s. timeout(1)
+# passes the signal on; --foreground above keeps it from sending SIGCONT
+# to the whole group after it, which in a sanitized build can land
+# between LeakSanitizer's PTRACE_ATTACH of the exiting daemon and its
+# stop, discard that SIGSTOP, and leave the leak check waiting forever.
 stop_recv() {
 	kill -TERM "$RPID" 2>/dev/null
+	if ! wait_gone "$RPID" 20; then
+		tail -20 "$T/recv.$RTR.err"
+		fail "$RTR: ferry recv did not exit within 20 s of SIGTERM"
+	fi
 	wait "$RPID" 2>/dev/null
 	RPID=
 }
