@@ -36,6 +36,32 @@
 
 #define PIECE (256u << 10)
 
+/* The ranges of one split file land in one part file, often from several
+ * sessions of this process at once (ferry-stage's ranks). Each session
+ * serialises its own writes under its entry's lock, but those locks are
+ * the sessions' own: across sessions the writers met on the inode's
+ * rwsem and spun (4 sessions of 4 streams, one range each of a 1 GiB
+ * file on loopback: 2.0-3.7 receiver CPU-seconds per GB, against
+ * 1.2-1.9 for ranges of four different files). Writes to a part file of
+ * ranges also take one of these, chosen by the target's key, and sleep
+ * on it instead. */
+#define RANGE_STRIPES 16
+static pthread_mutex_t range_write[RANGE_STRIPES] = {
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_mutex_t *range_lock(const struct frx_live *l)
+{
+	return l->ranged ? &range_write[l->key.b[0] % RANGE_STRIPES] : NULL;
+}
+
 static struct ferry_chunk_sum *sums_of(struct frx_live *l)
 {
 	return l->jopen ? l->j.sums : &l->one;
@@ -408,9 +434,16 @@ static int write_chunk(struct ferry__stream *s, struct frx_live *l,
 			adler = ferry_adler32(adler, payload + at, n);
 		pthread_mutex_lock(&l->lock);
 		err = open_files(r, l, e, f->n_chunks);
-		if (!err)
+		if (!err) {
+			pthread_mutex_t *rl = range_lock(l);
+
+			if (rl)
+				pthread_mutex_lock(rl);
 			err = ferry__fs_pwrite_full(l->partfd, payload + at, n,
 						    h->offset + at);
+			if (rl)
+				pthread_mutex_unlock(rl);
+		}
 		atomic_store_explicit(&l->used, ferry__now_ns(),
 				      memory_order_relaxed);
 		pthread_mutex_unlock(&l->lock);
