@@ -34,7 +34,8 @@
 #
 # Environment: NFILES (64), FILE_MB (32), BIG_MB (1024), RANKS ("1 2 4"),
 # REPS (3), SPLIT (ferry-stage's --split; default BIG_MB / 2, 0: none),
-# TRANSPORT (tcp), CAP (bits per second, a plain number), BUILD.
+# TRANSPORT (tcp), CAP (bits per second, a plain number), STAGE_ARGS (more
+# ferry-stage options for the scaling runs, e.g. "--slots 16"), BUILD.
 # Needs root, mpirun (openmpi-bin) and a build with ferry-stage. Exit status 0 when every copy ran and checked out.
 #
 # Example: bench/stage_scaling.sh
@@ -165,7 +166,7 @@ staged() {
 	local r=$1 t0 t1
 	t0=$(now)
 	ip netns exec $NSA timeout -k 5 600 mpirun --allow-run-as-root --oversubscribe --bind-to none -n "$r" \
-		"$STAGE" --key "$T/key" --transport "$TRANSPORT" --split "$split" --json \
+		"$STAGE" --key "$T/key" --transport "$TRANSPORT" --split "$split" --json ${STAGE_ARGS:-} \
 		"$T/src/ds" ferry://$IPB/stage ferry://$IPC/stage >"$T/stage.$r.json" 2>"$T/stage.$r.err" ||
 		die "ferry-stage x$r failed: $(grep -v '^ *$' "$T/stage.$r.err" | head -5)"
 	t1=$(now)

@@ -428,8 +428,9 @@ void stage_idle_barrier(void)
 
 /* Rank 0 warns when the launcher bound each rank to one CPU and left
  * CPUs of a node idle: a rank's streams and checksums then share one
- * CPU (mpirun binds to cores when it starts two ranks or fewer). */
-static void check_binding(void)
+ * CPU (mpirun binds to cores when it starts two ranks or fewer).
+ * Returns how many ranks share this one's node. */
+static int check_binding(void)
 {
 	MPI_Comm node;
 	cpu_set_t set;
@@ -446,6 +447,28 @@ static void check_binding(void)
 	if (!g_rank && any)
 		fprintf(stderr,
 			"ferry-stage: warning: the launcher bound each rank to one CPU while CPUs of its node stay idle; each rank's streams share that CPU: start it with `mpirun --bind-to none` or `srun --cpu-bind=none`\n");
+	return local;
+}
+
+/* The ranks of a node share its memory and CPUs, and so do the receivers
+ * they feed when those are on the same node: without --slots, each
+ * rank's ring floor is the default's share of the node (at least
+ * STAGE_MIN_SLOTS). The path plan still grows a ring to hold a long
+ * path's bandwidth-delay product. Four ranks with 64 slots of 4 MiB
+ * each, on one 2-vCPU node feeding two receivers there, staged the
+ * benchmark's set at 0.47-0.72 of the hand split; with 16, 0.91-0.94
+ * (bench/stage_scaling.sh, docs/benchmarks.md). */
+#define STAGE_MIN_SLOTS 16u
+static void share_ring(struct ferry_opts *o, int local)
+{
+	unsigned s;
+
+	if ((o->fixed & FERRY_FIXED_SLOTS) || local <= 1)
+		return;
+	s = o->slots / (unsigned)local;
+	o->slots = s > STAGE_MIN_SLOTS ? s : STAGE_MIN_SLOTS;
+	if (o->slots < o->streams)
+		o->slots = o->streams;
 }
 
 /* Everyone leaves with status; rank 0 has said why. */
@@ -506,7 +529,7 @@ int main(int argc, char **argv)
 		a.c.o.rate_bps = a.c.o.rate_bps / (uint64_t)ranks ?
 			a.c.o.rate_bps / (uint64_t)ranks : 1;
 
-	check_binding();
+	share_ring(&a.c.o, check_binding());
 	/* rank 0 deals; everyone hears whether that worked */
 	int err = 0, len = 0;
 	if (!g_rank) {
