@@ -88,8 +88,10 @@ run() {
 			>"$T/send.out" 2>&1 || { tail_err "$T/send.out"; die "$1: ferry send failed"; }
 	fi
 	wait "$rpid" || { tail_err "$T/recv.out"; die "$1: ferry recv failed"; }
-	# the staging area's empty directories stay: not part of the set
-	[ -d "$DST/.ferry" ] && find "$DST/.ferry" -depth -type d -empty -delete
+	# a daemon that served ranges keeps its staging area's empty
+	# directories: not part of the set
+	[ "$RANGES" -eq 0 ] || [ ! -d "$DST/.ferry" ] ||
+		find "$DST/.ferry" -depth -type d -empty -delete
 	verify_set "$DST" "$1"
 	echo "$(cut -d' ' -f1 "$T/send.time") $(cut -d' ' -f2,3 "$T/recv.time")" \
 		>>"$T/$(echo "$1" | tr / _)"

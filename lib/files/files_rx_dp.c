@@ -40,11 +40,10 @@
  * sessions of this process at once (ferry-stage's ranks). Each session
  * serialises its own writes under its entry's lock, but those locks are
  * the sessions' own: across sessions the writers met on the inode's
- * rwsem and spun (4 sessions of 4 streams, one range each of a 1 GiB
- * file on loopback: 2.0-3.7 receiver CPU-seconds per GB, against
- * 1.2-1.9 for ranges of four different files). Writes to a part file of
- * ranges also take one of these, chosen by the target's key, and sleep
- * on it instead. */
+ * rwsem and spun. Writes to a part file of ranges also take one of
+ * these, chosen by the target's key, and sleep on it instead: a 1 GiB
+ * file as four ranges at once on loopback, receiver system time 1.67 ->
+ * 1.11 s (RANGES=4 bench/recv_cpu.sh, docs/benchmarks.md). */
 #define RANGE_STRIPES 16
 static pthread_mutex_t range_write[RANGE_STRIPES] = {
 	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
