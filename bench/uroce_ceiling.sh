@@ -26,7 +26,9 @@
 # QUIET_WAIT (s to wait for a quiet host before each test, default 20),
 # BUSY_PCT (what counts as quiet, default 15), FERRY / BUILD.
 # Needs root, dpdk-testpmd (Debian: dpdk-dev), a ferry built with DPDK.
-# Hugepages: 1024 x 2 MiB are reserved for the run and the old setting is
+# Hugepages: 1024 x 2 MiB are reserved for the run (and each touched once,
+# so that a VM's first-touch cost is not counted as ferry's or testpmd's
+# CPU: hugepages_warm in bench/lib/common.sh) and the old setting is
 # restored on exit. Prints a table and a markdown block for
 # docs/benchmarks.md. Exit 0 when every test ran, 1 with the reason if not.
 # shellcheck source=bench/lib/common.sh
@@ -62,6 +64,7 @@ trap restore EXIT
 [ "$HP_WAS" -lt 1024 ] && echo 1024 >$HP
 FREE=$(awk '/^HugePages_Free/ { print $2 }' /proc/meminfo)
 [ "$FREE" -ge 400 ] || die "only $FREE free 2 MiB hugepages (need about 400)"
+hugepages_warm
 
 make_pair
 ip -n "$NSA" link set "$VETHA" mtu 9000 || die "MTU 9000 on $VETHA"
@@ -195,7 +198,7 @@ print(f"  ferry uroce        {U['gbps']:6.2f} Gb/s goodput, {U['cpb_s'] + U['cpb
       f"({U['cpb_s']:.2f} sender + {U['cpb_r']:.2f} receiver)")
 print(f"  ferry tcp          {Tt['gbps']:6.2f} Gb/s goodput, {Tt['cpb_s'] + Tt['cpb_r']:.2f} cycles/B "
       f"({Tt['cpb_s']:.2f} + {Tt['cpb_r']:.2f})")
-print(f"  uroce / ceiling    {U['gbps']/cpay:6.2f}   (goal >= 0.6; median of the per-rep ratios {ratio_rep:.2f})")
+print(f"  uroce / ceiling    {U['gbps']/cpay:6.2f}   (goal >= 0.85; median of the per-rep ratios {ratio_rep:.2f})")
 print(f"  uroce / tcp        {U['gbps']/Tt['gbps']:6.2f}")
 print("cycles/B = process CPU (user + sys, /usr/bin/time) x cpu MHz of /proc/cpuinfo / payload bytes")
 print()

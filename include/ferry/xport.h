@@ -123,6 +123,10 @@ struct ferry_uroce_conf {
 				  the path */
 	bool tx_copy;          /* copy every frame into an mbuf instead of
 				  zero-copy transmit (FERRY_UROCE_TX=copy) */
+	bool kernel_mac;       /* put the kernel interface's Ethernet
+				  address in the frames even on a veth,
+				  where uroce otherwise takes one of its own
+				  (FERRY_UROCE_MAC=kernel) */
 };
 
 struct ferry_verbs_conf {

@@ -9,6 +9,8 @@
  *   FERRY_UROCE_MTU     uroce: cap on the path MTU
  *   FERRY_UROCE_WINDOW  uroce: packets in flight per queue pair, fixed
  *   FERRY_UROCE_TX=copy uroce: no zero-copy transmit
+ *   FERRY_UROCE_MAC=kernel uroce: the interface's Ethernet address even
+ *                       on a veth
  *   FERRY_VERBS_DEVICE  verbs: the RDMA device or netdev (docs/verbs.md)
  *   FERRY_VERBS_RTT_MS  verbs: the round trip the ACK timeout plans for
  *   FERRY_TCP_FIT=0     tcp: a receiver's windows are the kernel's, not
@@ -55,6 +57,7 @@ void ferry_xport_conf_init(struct ferry_xport_conf *c)
 {
 	const char *tx = text("FERRY_UROCE_TX");
 	const char *fit = text("FERRY_TCP_FIT");
+	const char *mac = text("FERRY_UROCE_MAC");
 
 	memset(c, 0, sizeof(*c));
 	c->uroce.eal = text("FERRY_DPDK");
@@ -62,6 +65,7 @@ void ferry_xport_conf_init(struct ferry_xport_conf *c)
 	c->uroce.mtu = number("FERRY_UROCE_MTU");
 	c->uroce.window = number("FERRY_UROCE_WINDOW");
 	c->uroce.tx_copy = tx && strcmp(tx, "copy") == 0;
+	c->uroce.kernel_mac = mac && strcmp(mac, "kernel") == 0;
 	c->verbs.device = text("FERRY_VERBS_DEVICE");
 	c->verbs.rtt_ms = millis("FERRY_VERBS_RTT_MS", -1);
 	c->tcp.kernel_windows = fit && strcmp(fit, "0") == 0;

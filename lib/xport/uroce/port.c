@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/ethtool.h>
 #include <linux/if_packet.h>
+#include <linux/sockios.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -216,6 +218,51 @@ static int kernel_mtu(const char *ifname)
 	return mtu;
 }
 
+/* Whether the kernel interface is one end of a veth pair (its driver, as
+ * ethtool -i reports it). */
+static bool is_veth(const char *ifname)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool veth = false;
+
+	if (fd < 0)
+		return false;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&di;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+		veth = strcmp(di.driver, "veth") == 0;
+	close(fd);
+	return veth;
+}
+
+/* An af_packet port shares its interface with the kernel, which gets a
+ * copy of every frame uroce receives. A frame to the interface's own
+ * address climbs the kernel's IP and UDP layers before the absorbing
+ * socket drops it: about a fifth of the sending process's CPU on a veth
+ * pair, where the sender's transmit call also runs the peer's receive
+ * (perf record -g on both ends of a bench, docs/uroce.md). A frame to
+ * another address is dropped by IP's first check (PACKET_OTHERHOST).
+ * So, on a veth, which delivers every frame whatever its destination,
+ * uroce takes an address of its own, as a NIC's virtual function does:
+ * the interface's, locally administered, with the low bit of its last
+ * byte flipped. The peer learns it in the session's description and
+ * sends to it; a verbs peer, which resolves the address through ARP,
+ * still sends to the interface's, and uroce takes those frames too. A
+ * real NIC filters by destination, so elsewhere the interface's address
+ * stays. */
+static void own_mac(struct ferry__uport *pt, const char *drv,
+		    const struct ferry_uroce_conf *c)
+{
+	if (c->kernel_mac || strcmp(drv, "net_af_packet") || !pt->ifname[0] ||
+	    !is_veth(pt->ifname))
+		return;
+	pt->addr.mac[0] = (uint8_t)((pt->addr.mac[0] | 0x02) & ~0x01);
+	pt->addr.mac[5] ^= 0x01;
+	pt->own_mac = true;
+}
+
 /* The largest IB MTU whose biggest frame fits frame_max bytes. */
 static uint32_t ib_mtu_for(unsigned frame_max)
 {
@@ -390,6 +437,7 @@ static int port_start(struct ferry__uport *pt, const struct ferry_uroce_conf *c,
 	if (rc)
 		goto fail;
 	memcpy(pt->addr.mac, mac.addr_bytes, 6);
+	own_mac(pt, di.driver_name ? di.driver_name : "", c);
 	return 0;
 fail:
 	ferry__why(why, whylen, "uroce: cannot set up DPDK port %u: %s%s%s", pid,
@@ -538,10 +586,12 @@ static int start(struct ferry__uport *pt, const struct ferry_uroce_conf *c,
 	struct in_addr a = { .s_addr = htonl(pt->addr.ip) };
 	inet_ntop(AF_INET, &a, ip, sizeof(ip));
 	ferry__log(FERRY_LOG_INFO,
-		   "uroce: %s %s transmit; MAC %02x:%02x:%02x:%02x:%02x:%02x, "
+		   "uroce: %s %s transmit; MAC %02x:%02x:%02x:%02x:%02x:%02x%s, "
 		   "IPv4 %s", pt->desc, pt->hdr_pool ? "zero-copy" : "copying",
 		   pt->addr.mac[0], pt->addr.mac[1], pt->addr.mac[2],
-		   pt->addr.mac[3], pt->addr.mac[4], pt->addr.mac[5], ip);
+		   pt->addr.mac[3], pt->addr.mac[4], pt->addr.mac[5],
+		   pt->own_mac ? " (uroce's own; FERRY_UROCE_MAC=kernel for "
+				 "the interface's)" : "", ip);
 	return 0;
 }
 

@@ -66,6 +66,7 @@ struct ferry__uport {
 	char ifname[32];          /* kernel interface behind it, or "" */
 	char desc[160];           /* one line for the log */
 	struct ferry_roce_addr addr; /* this end's MAC and IPv4 */
+	bool own_mac;             /* addr.mac is uroce's, not the interface's */
 	uint32_t max_mtu;         /* largest IB path MTU the port carries */
 	unsigned rx_frames;       /* frames its receive ring holds */
 	struct rte_mempool *rx_pool, *tx_pool;

@@ -201,6 +201,11 @@ done
 n=$(grep -c "receiver over verbs (.*; event polling)" "$L.recv-verbs.log")
 [ "$n" -eq 2 ] || bad "the verbs receiver polled in event mode in $n sessions, wanted 2"
 echo "ok: each receiver served its two sessions over its own transport, paired with the other"
+# uroce on a veth takes an Ethernet address of its own (docs/uroce.md); rxe
+# reaches it through ARP at the interface's, so both addresses were in use
+grep -q "uroce: .*(uroce's own;" "$L.recv-uroce.log" &&
+	echo "ok: the uroce receiver ran on an address of its own, rxe still reached it" ||
+	bad "the uroce receiver on a veth did not take an address of its own"
 # for the record: what each RoCEv2 stack saw (uroce: per session)
 grep -h "uroce: session done" "$L.recv-uroce.log"
 rdma statistic show link $RXE/1
