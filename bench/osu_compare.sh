@@ -26,10 +26,8 @@
 #   REPS          repetitions of the goal measurements (default 5)
 #   MTU           of the veth pair (default 9000)
 #   POLL          ferry's --poll for tcp (default: the transport's, event)
-#   UROCE_ITERS   uroce: --iters of lat and bw (default "1000 20": its
-#                 port threads busy-poll, so on a host with fewer free
-#                 CPUs than spinning threads a round trip waits for the
-#                 scheduler, and OSU's 10000 would take very long)
+#   UROCE_ITERS   uroce: --iters of lat and bw, e.g. "1000 20" (default:
+#                 OSU's counts, as for tcp: 10000 round trips up to 8 KiB)
 #   QUIET_WAIT    wait up to this many seconds for a quiet host before each
 #                 part (default 30; 0: do not wait)
 #   RESULTS       output directory (default /tmp/ferry-osu-compare.DATE)
@@ -50,12 +48,14 @@ MTU=${MTU:-9000}
 POLL=${POLL:-}
 QUIET_WAIT=${QUIET_WAIT:-30}
 RESULTS=${RESULTS:-/tmp/ferry-osu-compare.$(date +%Y%m%d-%H%M%S)}
-UROCE_ITERS=${UROCE_ITERS:-"1000 20"}
+UROCE_ITERS=${UROCE_ITERS:-}
 read -r UROCE_LAT_ITERS UROCE_BW_ITERS <<<"$UROCE_ITERS"
 
-for v in LO HI QTIME REPS MTU QUIET_WAIT UROCE_LAT_ITERS UROCE_BW_ITERS; do
+for v in LO HI QTIME REPS MTU QUIET_WAIT; do
 	[[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a whole number"
 done
+[[ "$UROCE_ITERS" =~ ^([1-9][0-9]*\ +[1-9][0-9]*)?$ ]] ||
+	die "UROCE_ITERS is two counts, latency and bandwidth, e.g. \"1000 20\""
 [ "$LO" -ge 1 ] && [ "$HI" -le 4194304 ] && [ "$LO" -le "$HI" ] ||
 	die "sizes are 1 to 4194304 bytes, LO <= HI"
 
@@ -142,9 +142,9 @@ ferry_osu tcp 7471 bw "$RESULTS/ferry-tcp-bw.json" --sizes "$LO-$HI" ||
 if [ $UROCE = 1 ]; then
 	quiet
 	if ! ferry_osu uroce 7472 lat "$RESULTS/ferry-uroce-lat.json" --sizes "$LO-$HI" \
-		--iters "$UROCE_LAT_ITERS" ||
+		${UROCE_LAT_ITERS:+--iters "$UROCE_LAT_ITERS"} ||
 	   ! ferry_osu uroce 7472 bw "$RESULTS/ferry-uroce-bw.json" --sizes "$LO-$HI" \
-		--iters "$UROCE_BW_ITERS"; then
+		${UROCE_BW_ITERS:+--iters "$UROCE_BW_ITERS"}; then
 		note "uroce skipped: $(tail -2 "$RESULTS"/ferry-uroce-*.err | grep -v '^==' | tail -1)"
 		UROCE=0
 	fi
@@ -214,9 +214,12 @@ out = [
     "  ferry bw runs: " + " ".join(f"{v:.0f}" for v in bf) + "; qperf: " + " ".join(f"{v:.0f}" for v in bq),
 ]
 if uroce and 64 in fu and 64 in ft:
-    out.append(f"uroce beside tcp: 64 B latency {fu[64]['avg_us']:.2f} us vs {ft[64]['avg_us']:.2f} us")
+    out.append(f"uroce beside tcp: 64 B latency {fu[64]['avg_us']:.2f} us vs {ft[64]['avg_us']:.2f} us "
+               f"(ratio {fu[64]['avg_us'] / ft[64]['avg_us']:.2f}; medians {fu[64]['p50_us']:.2f} vs "
+               f"{ft[64]['p50_us']:.2f} us, ratio {fu[64]['p50_us'] / ft[64]['p50_us']:.2f})")
 if uroce and 1 << 20 in bu and 1 << 20 in bt:
-    out.append(f"uroce beside tcp: 1 MiB bandwidth {bu[1 << 20]['mbps']:.1f} MB/s vs {bt[1 << 20]['mbps']:.1f} MB/s")
+    out.append(f"uroce beside tcp: 1 MiB bandwidth {bu[1 << 20]['mbps']:.1f} MB/s vs {bt[1 << 20]['mbps']:.1f} MB/s "
+               f"(ratio {bu[1 << 20]['mbps'] / bt[1 << 20]['mbps']:.2f})")
 open(os.path.join(res, "ratios.txt"), "w").write("\n".join(out) + "\n")
 print("\n".join(out))
 PY
