@@ -123,6 +123,9 @@ struct ferry_uroce_conf {
 				  the path */
 	bool tx_copy;          /* copy every frame into an mbuf instead of
 				  zero-copy transmit (FERRY_UROCE_TX=copy) */
+	bool tx_ring;          /* af_packet: the PMD's transmit ring instead
+				  of sendmmsg on a socket of uroce's own
+				  (FERRY_UROCE_TX=ring) */
 	bool kernel_mac;       /* put the kernel interface's Ethernet
 				  address in the frames even on a veth,
 				  where uroce otherwise takes one of its own

@@ -9,6 +9,7 @@
  *   FERRY_UROCE_MTU     uroce: cap on the path MTU
  *   FERRY_UROCE_WINDOW  uroce: packets in flight per queue pair, fixed
  *   FERRY_UROCE_TX=copy uroce: no zero-copy transmit
+ *   FERRY_UROCE_TX=ring uroce: af_packet transmits through the PMD's ring
  *   FERRY_UROCE_MAC=kernel uroce: the interface's Ethernet address even
  *                       on a veth
  *   FERRY_VERBS_DEVICE  verbs: the RDMA device or netdev (docs/verbs.md)
@@ -65,6 +66,7 @@ void ferry_xport_conf_init(struct ferry_xport_conf *c)
 	c->uroce.mtu = number("FERRY_UROCE_MTU");
 	c->uroce.window = number("FERRY_UROCE_WINDOW");
 	c->uroce.tx_copy = tx && strcmp(tx, "copy") == 0;
+	c->uroce.tx_ring = tx && strcmp(tx, "ring") == 0;
 	c->uroce.kernel_mac = mac && strcmp(mac, "kernel") == 0;
 	c->verbs.device = text("FERRY_VERBS_DEVICE");
 	c->verbs.rtt_ms = millis("FERRY_VERBS_RTT_MS", -1);

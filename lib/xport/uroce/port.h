@@ -26,6 +26,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "xport/roce/pkt.h"
 
@@ -37,6 +39,8 @@ struct ferry__uep;
 struct ferry_uroce_conf;
 
 #define FERRY__UPORT_TXB 64      /* frames batched before a tx burst */
+#define FERRY__UPORT_TXSEG 4     /* mbufs in one frame at most (zero
+				    copy: header, payload, trailer) */
 #define FERRY__UPORT_MAX_SESS 64 /* sessions attached at once */
 #define FERRY__UROCE_TAG_BITS 15 /* QPN = tag << 9 | endpoint */
 
@@ -51,6 +55,9 @@ struct ferry__uport_stats {
 	uint64_t tx_frames;     /* frames the port took */
 	uint64_t tx_nombuf;     /* no mbuf for a frame: the engine retries */
 	uint64_t tx_flushed;    /* frames dropped unsent when sessions changed */
+	uint64_t tx_refused;    /* frames the kernel refused for good (raw_fd):
+				   dropped, as a NIC drops, for the engine
+				   to resend */
 };
 
 /* The sessions the polling thread serves; replaced, never changed while
@@ -84,6 +91,11 @@ struct ferry__uport {
 	 * thread sleeps on the port, wake_fd by a round that handed a
 	 * sleeping worker something */
 	int rx_fd, post_fd, wake_fd;
+	/* af_packet: a socket of uroce's own on the interface that sends
+	 * each burst with one sendmmsg, the kernel copying every frame once
+	 * from where it lies, instead of the PMD's transmit ring (-1: the
+	 * PMD transmits) */
+	int raw_fd;
 
 	pthread_mutex_t lock;     /* guards what follows, up to the poller's */
 	uint8_t tags[1u << (FERRY__UROCE_TAG_BITS - 3)]; /* bitmap in use */
@@ -110,6 +122,8 @@ struct ferry__uport {
 	const struct ferry__usess_list *seen; /* the list of the last round */
 	struct rte_mbuf *txb[FERRY__UPORT_TXB];
 	unsigned ntx;
+	struct mmsghdr txm[FERRY__UPORT_TXB]; /* raw_fd's burst */
+	struct iovec txv[FERRY__UPORT_TXB][FERRY__UPORT_TXSEG];
 	bool wake_due;            /* the round handed a sleeper something */
 	struct ferry__uport_stats st;
 };

@@ -230,7 +230,8 @@ static void log_counters(const struct ferry_xport *x,
 		   "rkey or bounds, %llu invalid, %llu after an error), %llu "
 		   "ACKs sent, tx busy %llu; port: %llu frames in (%llu not "
 		   "RoCE, %llu malformed, %llu bad ICRC, %llu unknown QP), "
-		   "%llu out (%llu dropped unsent)",
+		   "%llu out (%llu dropped unsent, %llu refused by the "
+		   "kernel)",
 		   (unsigned long long)t->tx_req, (unsigned long long)t->retx_pkts,
 		   (unsigned long long)t->timeouts,
 		   (unsigned long long)t->rx_nak_seq,
@@ -246,7 +247,8 @@ static void log_counters(const struct ferry_xport *x,
 		   (unsigned long long)ps->rx_icrc_bad,
 		   (unsigned long long)ps->rx_unknown_qp,
 		   (unsigned long long)ps->tx_frames,
-		   (unsigned long long)ps->tx_flushed);
+		   (unsigned long long)ps->tx_flushed,
+		   (unsigned long long)ps->tx_refused);
 }
 
 void ferry__uroce_eps_free(struct ferry_xport *x)
