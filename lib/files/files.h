@@ -135,6 +135,11 @@ struct ferry__fileq {
 };
 int ferry__fileq_init(struct ferry__fileq *q, size_t cap);
 void ferry__fileq_push(struct ferry__fileq *q, uint32_t idx);
+/* Several at once, with one signal: a pack's files are pushed together
+ * when the pack is done, not one by one, so the control thread wakes
+ * once per pack instead of every few files. */
+void ferry__fileq_push_n(struct ferry__fileq *q, const uint32_t *idx,
+			 size_t n);
 bool ferry__fileq_pop(struct ferry__fileq *q, uint32_t *idx);
 /* Clear the eventfd; call before popping everything, so a push racing
  * with the pops signals again. */

@@ -167,19 +167,29 @@ int ferry__fileq_init(struct ferry__fileq *q, size_t cap)
  * overflows. Only a push into an empty queue signals: the control thread
  * pops until the queue is empty after each wake-up (and acks before it
  * pops), so a push that finds items there is seen with them. */
-void ferry__fileq_push(struct ferry__fileq *q, uint32_t idx)
+void ferry__fileq_push_n(struct ferry__fileq *q, const uint32_t *idx,
+			 size_t n)
 {
 	uint64_t one = 1;
 	bool was_empty;
 
+	if (!n)
+		return;
 	pthread_mutex_lock(&q->lock);
 	was_empty = q->head == q->tail;
-	q->v[q->tail] = idx;
-	q->tail = (q->tail + 1) % q->cap;
+	for (size_t i = 0; i < n; i++) {
+		q->v[q->tail] = idx[i];
+		q->tail = (q->tail + 1) % q->cap;
+	}
 	pthread_mutex_unlock(&q->lock);
 	if (was_empty && write(q->efd, &one, sizeof(one)) < 0) {
 		/* the counter cannot overflow at one per file */
 	}
+}
+
+void ferry__fileq_push(struct ferry__fileq *q, uint32_t idx)
+{
+	ferry__fileq_push_n(q, &idx, 1);
 }
 
 bool ferry__fileq_pop(struct ferry__fileq *q, uint32_t *idx)

@@ -374,12 +374,29 @@ static int write_failed(struct ferry__stream *s, int err, const char *what,
 	return err;
 }
 
+/* Files whose last chunk is in, for the control thread: a pack's are
+ * handed over together when the pack is done (ferry__fileq_push_n). */
+struct frx_done {
+	uint32_t idx[FTX_PACK_FILES];
+	size_t n;
+};
+
+static void done_add(struct ferry__frx *r, struct frx_done *d, uint32_t idx)
+{
+	if (d->n == FTX_PACK_FILES) { /* a pack holds no more: never */
+		ferry__fileq_push_n(&r->q, d->idx, d->n);
+		d->n = 0;
+	}
+	d->idx[d->n++] = idx;
+}
+
 /* One more chunk of f is in (or given up): the last one queues the file
  * for the control thread. */
-static void landed(struct ferry__frx *r, struct frx_file *f, uint32_t idx)
+static void landed(struct ferry__frx *r, struct frx_file *f, uint32_t idx,
+		   struct frx_done *d)
 {
 	if (atomic_fetch_add(&f->landed, 1) + 1 == f->n_chunks)
-		ferry__fileq_push(&r->q, idx);
+		done_add(r, d, idx);
 }
 
 /* Journal chunk k of a range: the last one only once the part file's
@@ -475,9 +492,10 @@ static int write_chunk(struct ferry__stream *s, struct frx_live *l,
 	return last ? 1 : 0;
 }
 
-/* One chunk of one file (or one record of a pack). */
+/* One chunk of one file (or one record of a pack); a file it completes
+ * is added to d. */
 static int rx_one(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
-		  const uint8_t *payload)
+		  const uint8_t *payload, struct frx_done *d)
 {
 	struct ferry__frx *r = s->p->dp_ctx;
 	const struct ferry_entry *e;
@@ -498,7 +516,7 @@ static int rx_one(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 	if (h->len != want)
 		return -FERRY_EPROTO;
 	if (atomic_load(&f->fail)) {
-		landed(r, f, h->file_idx); /* given up: the chunk is dropped */
+		landed(r, f, h->file_idx, d); /* given up: the chunk is dropped */
 		return 0;
 	}
 	if (f->n_chunks > 1 && !atomic_load(&f->live)) {
@@ -509,7 +527,7 @@ static int rx_one(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 	err = get_live(r, h->file_idx, &l);
 	if (err == -EBUSY) {
 		atomic_store(&f->fail, err);
-		landed(r, f, h->file_idx);
+		landed(r, f, h->file_idx, d);
 		return 0;
 	}
 	if (err)
@@ -519,7 +537,7 @@ static int rx_one(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 	 * not wait for us to free the entry */
 	atomic_fetch_sub(&l->refs, 1);
 	if (err == 1)
-		ferry__fileq_push(&r->q, h->file_idx);
+		done_add(r, d, h->file_idx);
 	return err < 0 ? err : 0;
 }
 
@@ -527,7 +545,7 @@ static int rx_one(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
  * record is trusted only then), then each record as the one-chunk file
  * it is, whose own crc32c covers its bytes. */
 static int rx_pack(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
-		   const uint8_t *payload)
+		   const uint8_t *payload, struct frx_done *d)
 {
 	struct ferry__frx *r = s->p->dp_ctx;
 	struct ferry_chunk_hdr one = { .xfer_id = h->xfer_id,
@@ -545,16 +563,24 @@ static int rx_pack(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 		return -FERRY_ECRC;
 	while (!err && ferry__pack_next(payload, h->len, &at, &one.file_idx,
 					&one.len, &one.crc, &data) > 0)
-		err = rx_one(s, &one, data);
+		err = rx_one(s, &one, data, d);
 	return err;
 }
 
 static int rx_consume(struct ferry__stream *s, const struct ferry_chunk_hdr *h,
 		      const uint8_t *payload)
 {
+	struct ferry__frx *r = s->p->dp_ctx;
+	struct frx_done d;
+	int err;
+
+	d.n = 0;
 	if (h->flags & FERRY_CHUNK_PACK)
-		return rx_pack(s, h, payload);
-	return rx_one(s, h, payload);
+		err = rx_pack(s, h, payload, &d);
+	else
+		err = rx_one(s, h, payload, &d);
+	ferry__fileq_push_n(&r->q, d.idx, d.n);
+	return err;
 }
 
 const struct ferry__dp_ops ferry__files_rx_dp = {

@@ -73,20 +73,20 @@ static int read_chunk(struct ftx_file *f, uint8_t *buf, uint64_t len,
 	return 0;
 }
 
-/* Every chunk of f read: the control thread sends its sums. */
-static void read_all(struct ferry__ftx *t, struct ftx_file *f, uint32_t idx)
+/* One more chunk of f read: true when it was the last, the file is
+ * closed, and the control thread is to be told (it sends the sums). */
+static bool read_all(struct ftx_file *f)
 {
-	if (atomic_fetch_add(&f->read_done, 1) + 1 == f->to_read) {
-		close(f->fd);
-		f->fd = -1;
-		ferry__fileq_push(&t->q, idx);
-	}
+	if (atomic_fetch_add(&f->read_done, 1) + 1 != f->to_read)
+		return false;
+	close(f->fd);
+	f->fd = -1;
+	return true;
 }
 
-/* A pack: each file read whole (without O_DIRECT: the records are not
- * aligned, and a small file gains nothing from it) behind its record. */
-static int fill_pack(struct ferry__ftx *t, const struct ftx_unit *u,
-		     uint8_t *payload, struct ferry_chunk_hdr *h)
+static int pack_files(struct ferry__ftx *t, const struct ftx_unit *u,
+		      uint8_t *payload, struct ferry_chunk_hdr *h,
+		      uint32_t *done, size_t *n_done)
 {
 	bool adler = t->spec->cksum == FERRY_CKSUM_ADLER32;
 	uint32_t at = 0, crc = 0;
@@ -112,7 +112,8 @@ static int fill_pack(struct ferry__ftx *t, const struct ftx_unit *u,
 				f->sums[0].crc32c);
 		crc = ferry_crc32c(crc, payload + at, FERRY_PACK_REC_LEN);
 		at += FERRY_PACK_REC_LEN + (uint32_t)e->size;
-		read_all(t, f, idx);
+		if (read_all(f))
+			done[(*n_done)++] = idx;
 	}
 	h->file_idx = t->packed[u->file];
 	h->offset = u->n_pack;
@@ -120,6 +121,20 @@ static int fill_pack(struct ferry__ftx *t, const struct ftx_unit *u,
 	h->flags = FERRY_CHUNK_PACK;
 	h->crc = crc; /* the files' bytes: each under its record's crc32c */
 	return 1;
+}
+
+/* A pack: each file read whole (without O_DIRECT: the records are not
+ * aligned, and a small file gains nothing from it) behind its record.
+ * The files read are handed to the control thread together, at the end. */
+static int fill_pack(struct ferry__ftx *t, const struct ftx_unit *u,
+		     uint8_t *payload, struct ferry_chunk_hdr *h)
+{
+	uint32_t done[FTX_PACK_FILES];
+	size_t n_done = 0;
+	int err = pack_files(t, u, payload, h, done, &n_done);
+
+	ferry__fileq_push_n(&t->q, done, n_done);
+	return err;
 }
 
 static int tx_fill(struct ferry__stream *s, uint8_t *payload,
@@ -160,7 +175,8 @@ static int tx_fill(struct ferry__stream *s, uint8_t *payload,
 	h->flags = u->chunk + 1 == f->n_chunks ? FERRY_CHUNK_LAST : 0;
 	f->sums[u->chunk].crc32c = h->crc;
 	f->sums[u->chunk].have = true;
-	read_all(t, f, u->file);
+	if (read_all(f))
+		ferry__fileq_push(&t->q, u->file);
 	return (int)u->send;
 }
 

@@ -36,6 +36,7 @@ struct walk {
 	size_t n_anc, cap_anc;
 	int (*open_source)(void *arg, const char *src, int flags);
 	void *open_arg;
+	uid_t euid; /* ours, asked once per walk rather than once per file */
 };
 
 /* The errors every step reports the same way. */
@@ -304,9 +305,9 @@ out_anc:
 /* Readable by us for certain, from its stat alone: root (which reads
  * past the mode bits), or the owner with the owner's read bit (an ACL
  * never narrows the owner's class). Anything else asks faccessat. */
-static bool surely_readable(const struct stat *st)
+static bool surely_readable(const struct walk *w, const struct stat *st)
 {
-	uid_t me = geteuid();
+	uid_t me = w->euid;
 
 	return me == 0 || (st->st_uid == me && (st->st_mode & S_IRUSR));
 }
@@ -328,7 +329,7 @@ static int walk_entry(struct walk *w, size_t slen, size_t rlen,
 	 * caller's opener, when there is one, already did). The stat
 	 * answers for the usual cases; the kernel is asked only for the
 	 * rest (groups, ACLs), not once per file of a million. */
-	if (!w->open_source && !surely_readable(st) &&
+	if (!w->open_source && !surely_readable(w, st) &&
 	    faccessat(AT_FDCWD, w->src, R_OK,
 		      AT_EACCESS | (w->follow ? 0 : AT_SYMLINK_NOFOLLOW)))
 		return fail_errno(w, w->src, errno);
@@ -524,6 +525,7 @@ int ferry__manifest_walk(struct ferry_manifest *m, char *const *paths,
 		.whylen = whylen,
 		.open_source = o ? o->open_source : NULL,
 		.open_arg = o ? o->open_arg : NULL,
+		.euid = geteuid(),
 	};
 	struct ferry_manifest t;
 	struct arg_slot *slots;
