@@ -24,7 +24,9 @@
 # STREAMS (queue pairs / streams, default 1), FRAME (testpmd frame bytes,
 # default 4154),
 # QUIET_WAIT (s to wait for a quiet host before each test, default 20),
-# BUSY_PCT (what counts as quiet, default 15), FERRY / BUILD.
+# BUSY_PCT (what counts as quiet, default 15), POLL (ferry's --poll for
+# uroce, both ends: busy or event; default: the transport's, busy),
+# FERRY / BUILD.
 # Needs root, dpdk-testpmd (Debian: dpdk-dev), a ferry built with DPDK.
 # Hugepages: 1024 x 2 MiB are reserved for the run (and each touched once,
 # so that a VM's first-touch cost is not counted as ferry's or testpmd's
@@ -44,6 +46,8 @@ BUSY_PCT=${BUSY_PCT:-15}
 [[ "$STREAMS" =~ ^[1-9][0-9]*$ ]] || die "STREAMS must be a positive integer"
 [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || die "REPS must be a positive integer"
 [[ "$FRAME" =~ ^[1-9][0-9]*$ ]] || die "FRAME must be a frame size in bytes"
+POLL=${POLL:-}
+[[ "$POLL" =~ ^(|busy|event)$ ]] || die "POLL must be busy or event"
 
 need_root
 need_cmd dpdk-testpmd "apt-get install dpdk-dev"
@@ -108,20 +112,22 @@ run_testpmd() {
 # run_ferry NAME TRANSPORT: one ferry bench, files $T/NAME.*
 run_ferry() {
 	local name=$1 tr=$2 port=$((7400 + RANDOM % 500)) dA="" dB="" rpid src
+	local poll=()
 	if [ "$tr" = uroce ]; then
 		dA="--vdev=net_af_packet0,iface=$VETHA,$AFP"
 		dB="--vdev=net_af_packet0,iface=$VETHB,$AFP"
+		[ -n "$POLL" ] && poll=(--poll "$POLL")
 	fi
 	quiet "$name"
 	ip netns exec "$NSB" env FERRY_DPDK="$dB" timeout -k 5 "$LIMIT" \
 		/usr/bin/time -f "$TIME_FMT" -o "$T/$name.rtime" \
-		"$FERRY" recv --key "$T/key" --transport "$tr" --once -q --json \
+		"$FERRY" recv --key "$T/key" --transport "$tr" "${poll[@]}" --once -q --json \
 		-B "$IPB" -p $port >"$T/$name.recv.json" 2>"$T/$name.recv.err" &
 	rpid=$!
 	wait_listen $port "$NSB" || die "ferry recv did not listen"
 	ip netns exec "$NSA" env FERRY_DPDK="$dA" timeout -k 5 "$LIMIT" \
 		/usr/bin/time -f "$TIME_FMT" -o "$T/$name.stime" \
-		"$FERRY" bench --key "$T/key" --transport "$tr" --json \
+		"$FERRY" bench --key "$T/key" --transport "$tr" "${poll[@]}" --json \
 		-t "$DURATION" -P "$STREAMS" "$IPB:$port" \
 		>"$T/$name.send.json" 2>"$T/$name.send.err"
 	src=$?
