@@ -40,12 +40,21 @@
 				     long at most (the pipeline's own
 				     deadlines, a timer a round just armed) */
 
-/* The burst through raw_fd: one message per frame, its mbufs as the
- * iovecs, one sendmmsg; the kernel has copied what it took when the call
- * returns, so those mbufs are freed at once. A full socket buffer or
- * device queue leaves the rest for the next flush; a frame the kernel
- * refuses for good (too big for the interface, say) is dropped, as a NIC
- * drops one, and the engine resends it. */
+/* The first n frames of the batch are gone: the rest move up. */
+static void tx_shift(struct ferry__uport *pt, unsigned n)
+{
+	if (n < pt->ntx)
+		memmove(pt->txb, pt->txb + n, (pt->ntx - n) * sizeof(pt->txb[0]));
+	pt->ntx -= n;
+}
+
+/* The burst through raw_fd: one message per frame (raw_tx pointed each
+ * at its iovecs), its mbufs as the iovecs, one sendmmsg; the kernel has
+ * copied what it took when the call returns, so those mbufs are freed at
+ * once. A full socket buffer or device queue leaves the rest for the
+ * next flush; a frame the kernel refuses for good (too big for the
+ * interface, say) is dropped, as a NIC drops one, and the engine resends
+ * it. */
 static unsigned tx_flush_raw(struct ferry__uport *pt)
 {
 	unsigned n = pt->ntx, i, k;
@@ -58,8 +67,6 @@ static unsigned tx_flush_raw(struct ferry__uport *pt)
 			pt->txv[i][k].iov_base = rte_pktmbuf_mtod(s, void *);
 			pt->txv[i][k].iov_len = s->data_len;
 		}
-		memset(&pt->txm[i], 0, sizeof(pt->txm[i]));
-		pt->txm[i].msg_hdr.msg_iov = pt->txv[i];
 		pt->txm[i].msg_hdr.msg_iovlen = k;
 	}
 	sent = sendmmsg(pt->raw_fd, pt->txm, n, MSG_DONTWAIT);
@@ -68,15 +75,11 @@ static unsigned tx_flush_raw(struct ferry__uport *pt)
 			return 0;
 		pt->st.tx_refused++;
 		rte_pktmbuf_free(pt->txb[0]);
-		memmove(pt->txb, pt->txb + 1, (n - 1) * sizeof(pt->txb[0]));
-		pt->ntx = n - 1;
+		tx_shift(pt, 1);
 		return 1;
 	}
 	rte_pktmbuf_free_bulk(pt->txb, (unsigned)sent);
-	if ((unsigned)sent < n)
-		memmove(pt->txb, pt->txb + sent,
-			(n - (unsigned)sent) * sizeof(pt->txb[0]));
-	pt->ntx = n - (unsigned)sent;
+	tx_shift(pt, (unsigned)sent);
 	pt->st.tx_frames += (unsigned)sent;
 	return (unsigned)sent;
 }
@@ -90,9 +93,7 @@ static unsigned tx_flush(struct ferry__uport *pt)
 	if (pt->raw_fd >= 0)
 		return tx_flush_raw(pt);
 	n = rte_eth_tx_burst(pt->port_id, 0, pt->txb, (uint16_t)pt->ntx);
-	if (n < pt->ntx)
-		memmove(pt->txb, pt->txb + n, (pt->ntx - n) * sizeof(pt->txb[0]));
-	pt->ntx -= n;
+	tx_shift(pt, n);
 	pt->st.tx_frames += n;
 	return n;
 }

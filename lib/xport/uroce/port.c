@@ -606,6 +606,10 @@ static void raw_tx(struct ferry__uport *pt, const struct rte_eth_dev_info *di,
 	/* room for a few bursts of the largest frames in the kernel */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	/* each message's iovecs once: a burst fills in only their count */
+	memset(pt->txm, 0, sizeof(pt->txm));
+	for (unsigned i = 0; i < FERRY__UPORT_TXB; i++)
+		pt->txm[i].msg_hdr.msg_iov = pt->txv[i];
 	pt->raw_fd = fd;
 }
 
