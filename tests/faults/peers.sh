@@ -115,7 +115,7 @@ recv_start() {
 		>>"$log.out" 2>>"$log.err" &
 	RPID=$!
 	PIDS+=($RPID)
-	FPY_QUIET=1 fpy listen $RPID $port 10 || fail "the receiver: $FPY_OUT $(tail -n 3 "$log.err")"
+	FPY_QUIET=1 fpy listen $RPID $port 30 || fail "the receiver: $FPY_OUT $(tail -n 3 "$log.err")"
 }
 # main_recv: (re)start the main receiver; RPIDS: the receivers we keep.
 main_recv() {

@@ -75,7 +75,7 @@ recv_start() {
 	RP[$tr]=$!
 	PIDS+=($!)
 	RPIDS="${RP[*]}"
-	FPY_QUIET=1 fpy listen ${RP[$tr]} ${PORT[$tr]} 10 || fail "the $tr receiver: $FPY_OUT $(tail -n 3 "$T/recv.$tr.err")"
+	FPY_QUIET=1 fpy listen ${RP[$tr]} ${PORT[$tr]} 30 || fail "the $tr receiver: $FPY_OUT $(tail -n 3 "$T/recv.$tr.err")"
 }
 # send TR CASE TAG: the transfer, bounded (a hang: 124).
 send() {

@@ -85,15 +85,21 @@ free_port() {
 }
 
 # wait_listen PORT [NETNS]: until something listens on PORT
-# (WAIT_LISTEN_S, default 5 s, at most).
-WAIT_LISTEN_S=${WAIT_LISTEN_S:-5}
+# (WAIT_LISTEN_S, default 30 s, at most: a daemon under a sanitizer on a
+# loaded 2-CPU host can take seconds to start; the wait costs time only
+# when something is wrong). If the last background job ($!) has ended
+# meanwhile, fail at once with what it printed.
+WAIT_LISTEN_S=${WAIT_LISTEN_S:-30}
 wait_listen() {
-	local port=$1 ns=${2:-} i
+	local port=$1 ns=${2:-} job=${!:-} i
 	for i in $(seq $((WAIT_LISTEN_S * 20))); do
 		if [ -n "$ns" ]; then
 			ip netns exec "$ns" ss -Hltn "sport = :$port" | grep . >/dev/null && return 0
 		else
 			ss -Hltn "sport = :$port" | grep . >/dev/null && return 0
+		fi
+		if [ -n "$job" ] && ! kill -0 "$job" 2>/dev/null; then
+			fail "the daemon (pid $job) ended before it listened on port $port$(tail -n 3 "$T"/*.err 2>/dev/null | sed 's/^/ | /')"
 		fi
 		sleep 0.05
 	done
