@@ -25,8 +25,9 @@
 # default 4154),
 # QUIET_WAIT (s to wait for a quiet host before each test, default 20),
 # BUSY_PCT (what counts as quiet, default 15), POLL (ferry's --poll for
-# uroce, both ends: busy or event; default: the transport's, busy),
-# FERRY / BUILD.
+# uroce, both ends: busy or event; default: the transport's), RATE (a cap
+# for both ferry benches, their -b: then cycles per byte compare the two
+# at one rate; default none), FERRY / BUILD.
 # Needs root, dpdk-testpmd (Debian: dpdk-dev), a ferry built with DPDK.
 # Hugepages: 1024 x 2 MiB are reserved for the run (and each touched once,
 # so that a VM's first-touch cost is not counted as ferry's or testpmd's
@@ -48,6 +49,8 @@ BUSY_PCT=${BUSY_PCT:-15}
 [[ "$FRAME" =~ ^[1-9][0-9]*$ ]] || die "FRAME must be a frame size in bytes"
 POLL=${POLL:-}
 [[ "$POLL" =~ ^(|busy|event)$ ]] || die "POLL must be busy or event"
+RATE=${RATE:-}
+[[ "$RATE" =~ ^(|[1-9][0-9]*(\.[0-9]+)?[KMG]?)$ ]] || die "RATE must be a rate like 8G (bits per second)"
 
 need_root
 need_cmd dpdk-testpmd "apt-get install dpdk-dev"
@@ -112,7 +115,8 @@ run_testpmd() {
 # run_ferry NAME TRANSPORT: one ferry bench, files $T/NAME.*
 run_ferry() {
 	local name=$1 tr=$2 port=$((7400 + RANDOM % 500)) dA="" dB="" rpid src
-	local poll=()
+	local poll=() rate=()
+	[ -n "$RATE" ] && rate=(-b "$RATE")
 	if [ "$tr" = uroce ]; then
 		dA="--vdev=net_af_packet0,iface=$VETHA,$AFP"
 		dB="--vdev=net_af_packet0,iface=$VETHB,$AFP"
@@ -127,7 +131,7 @@ run_ferry() {
 	wait_listen $port "$NSB" || die "ferry recv did not listen"
 	ip netns exec "$NSA" env FERRY_DPDK="$dA" timeout -k 5 "$LIMIT" \
 		/usr/bin/time -f "$TIME_FMT" -o "$T/$name.stime" \
-		"$FERRY" bench --key "$T/key" --transport "$tr" "${poll[@]}" --json \
+		"$FERRY" bench --key "$T/key" --transport "$tr" "${poll[@]}" "${rate[@]}" --json \
 		-t "$DURATION" -P "$STREAMS" "$IPB:$port" \
 		>"$T/$name.send.json" 2>"$T/$name.send.err"
 	src=$?
