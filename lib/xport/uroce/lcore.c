@@ -39,6 +39,10 @@
 #define EVENT_MAX_NS 5000000ull   /* an event wait looks again after this
 				     long at most (the pipeline's own
 				     deadlines, a timer a round just armed) */
+#define EVENT_GATHER_NS 30000l    /* while frames stream in, event waits */
+#define GATHER_FRAMES 4ull        /* (this many per EVENT_GATHER_NS, or
+				     more) let them gather this long between
+				     rounds rather than wake for each */
 
 /* The first n frames of the batch are gone: the rest move up. */
 static void tx_shift(struct ferry__uport *pt, unsigned n)
@@ -448,13 +452,14 @@ static uint64_t next_due(const struct ferry__usess_list *l)
 
 /* The polling thread, for event sessions: one round, then sleep on the
  * port's receive ring and post_fd until a frame, a post or what the
- * engines have due. False when it did not sleep (the round had work, or
- * another thread runs rounds). */
+ * engines have due; or, while frames stream in, nap a fixed short time.
+ * False when it did not sleep (the round had work, or another thread
+ * runs rounds). */
 static bool port_sleep(struct ferry__uport *pt)
 {
 	struct pollfd fds[2] = { { .fd = pt->rx_fd, .events = POLLIN },
 				 { .fd = pt->post_fd, .events = POLLIN } };
-	uint64_t now, due, ns;
+	uint64_t now, due, ns, rx;
 	unsigned work;
 	eventfd_t v;
 
@@ -469,10 +474,33 @@ static bool port_sleep(struct ferry__uport *pt)
 	now = ferry__now_ns();
 	work = round_locked(pt, now);
 	due = next_due(atomic_load_explicit(&pt->live, memory_order_acquire));
+	rx = pt->st.rx_frames;
 	driver_give(pt);
 	if (work || due <= now) {
 		atomic_store(&pt->port_asleep, false);
 		return false;
+	}
+	/* Frames arriving at GATHER_FRAMES or more per EVENT_GATHER_NS,
+	 * over the last window of that length at least: a stream, not a
+	 * ping-pong. A wake-up per frame would cost a context switch each
+	 * (most of a receiver's CPU on a veth pair); let them gather
+	 * instead, as a NIC's interrupt moderation does: a nap that neither
+	 * frames nor posts cut short, then a round takes what came. Frames
+	 * sent do not count: a ping-pong sends as many as it receives, and
+	 * a paced sender's rounds each have a frame due. */
+	if (now - pt->gather_ns >= (uint64_t)EVENT_GATHER_NS) {
+		pt->gathering = (rx - pt->gather_rx) *
+					(uint64_t)EVENT_GATHER_NS >=
+				GATHER_FRAMES * (now - pt->gather_ns);
+		pt->gather_rx = rx;
+		pt->gather_ns = now;
+	}
+	if (pt->gathering) {
+		struct timespec nap = { 0, EVENT_GATHER_NS };
+
+		atomic_store(&pt->port_asleep, false);
+		nanosleep(&nap, NULL);
+		return true;
 	}
 	ns = due - now < EVENT_MAX_NS ? due - now : EVENT_MAX_NS;
 	struct timespec ts = { (time_t)(ns / 1000000000ull),

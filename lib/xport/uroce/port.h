@@ -125,6 +125,11 @@ struct ferry__uport {
 	struct mmsghdr txm[FERRY__UPORT_TXB]; /* raw_fd's burst */
 	struct iovec txv[FERRY__UPORT_TXB][FERRY__UPORT_TXSEG];
 	bool wake_due;            /* the round handed a sleeper something */
+	/* the polling thread's, event waits (port_sleep): frames received
+	 * when the last window began, and when; whether frames streamed in
+	 * over the window before */
+	uint64_t gather_rx, gather_ns;
+	bool gathering;
 	struct ferry__uport_stats st;
 };
 
