@@ -32,7 +32,8 @@
 # Environment: DURATION (s, default 10), REPS (default 1), QUEUE_BYTES,
 # ECN_BYTES, FRAMES (uroce's af_packet ring frames, default 4096),
 # CASES, BENCH_OPTS (more options for every ferry bench, such as -v or
-# -P 8), KEEP (set: the reports and logs are
+# -P 8), POLL (uroce's --poll, both ends: busy or event; default: the
+# transport's), KEEP (set: the reports and logs are
 # copied to /tmp/uroce_wan.last), FERRY / BUILD, WAN_MEM_MB (ferry-wanem's
 # DPDK memory, default 1024). Needs root, a ferry built with DPDK and
 # ferry-wanem. Prints a markdown table; exit 0 when every transfer ran.
@@ -47,6 +48,15 @@ CASES=${CASES:-"loss cap ecn"}
 for v in DURATION REPS ECN_BYTES QUEUE_BYTES; do
 	[[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive whole number"
 done
+POLL=${POLL:-}
+[[ "$POLL" =~ ^(|busy|event)$ ]] || die "POLL must be busy or event"
+# poll_opt TRANSPORT: sets POLL_OPT to that transport's --poll option
+# (uroce with POLL set; otherwise none: the transport's default)
+poll_opt() {
+	POLL_OPT=()
+	[ "$1" = uroce ] && [ -n "$POLL" ] && POLL_OPT=(--poll "$POLL")
+	return 0
+}
 need_root
 need_cmd python3 "needed to read the reports"
 case " ${CASES} " in
@@ -77,11 +87,12 @@ receivers() {
 	local tr port
 	for tr in tcp uroce; do
 		port=$([ $tr = tcp ] && echo 7491 || echo 7492)
+		poll_opt "$tr"
 		# qdisc_bypass=0: B's frames pass the point a capture sees
 		ip netns exec "$WAN_NSB" env \
 			FERRY_DPDK="--vdev=net_af_packet0,iface=$WAN_DEVB,$AFP,qdisc_bypass=0 $DPDK_B" \
 			timeout 900 "$FERRY" recv --key "$T/key" --transport "$tr" \
-			-B "$WAN_IPB" -p "$port" -i 0 -v \
+			"${POLL_OPT[@]}" -B "$WAN_IPB" -p "$port" -i 0 -v \
 			>"$T/recv.$1.$tr.out" 2>"$T/recv.$1.$tr.err" &
 		RPIDS+=($!)
 		wait_listen "$port" "$WAN_NSB" || die "ferry recv ($tr) did not listen: $(tail -3 "$T/recv.$1.$tr.err")"
@@ -99,10 +110,11 @@ stop_receivers() {
 bench() {
 	local port
 	port=$([ "$3" = tcp ] && echo 7491 || echo 7492)
+	poll_opt "$3"
 	ip netns exec "$WAN_NSA" env \
 		FERRY_DPDK="--vdev=net_af_packet0,iface=$WAN_DEVA,$AFP ${DPDK_A}$2" \
 		timeout $((DURATION + 120)) "$FERRY" bench --key "$T/key" \
-		--transport "$3" -t "$DURATION" -i 1 --json ${BENCH_OPTS:-} "$WAN_IPB:$port" \
+		--transport "$3" "${POLL_OPT[@]}" -t "$DURATION" -i 1 --json ${BENCH_OPTS:-} "$WAN_IPB:$port" \
 		>"$T/$1.$2.$4.json" 2>"$T/$1.$2.$4.err" ||
 		die "$1: ferry bench over $3 failed: $(tail -3 "$T/$1.$2.$4.err")"
 	rm -rf "/var/run/dpdk/uwA$$$2"
