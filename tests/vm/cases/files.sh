@@ -14,8 +14,11 @@
 
 D=$W/dst
 SEND=(--key "$KEY" --transport verbs -l 256K -P 2 --files 1 -i 0 --timeout 5)
-# the interrupted ones: one slot a stream, so the sender waits on credits
-SLOTS=(--slots 2)
+# the interrupted ones: one slot a stream, so the sender waits on credits,
+# and a stall limit (the later --timeout wins) long enough for the first
+# chunk to reach a receiver held to a tenth of a CPU under TCG, and short
+# enough to end well inside wait_gone's 30 s if the kill goes unseen
+SLOTS=(--slots 2 --timeout 15)
 
 # midfile CASE: until the big file of CASE has a verified chunk in its
 # journal in the receiver's staging area (a 36-byte header, then 20 bytes
