@@ -1012,19 +1012,32 @@ static void test_rto(void)
 /* (11) a rate cap paces every packet: over 1 s the packets sent are
  * within 5% of the cap, with a fixed window and with an adaptive one
  * that alone would go far faster */
-static void pace_case(uint32_t init, uint32_t most, uint64_t pps)
+static void pace_case_at(uint32_t init, uint32_t most, uint64_t pps,
+			 uint64_t latency, uint32_t burst)
 {
-	struct pump pu = pump_new(init, most, 100 * US, 0, 0);
+	struct pump pu = pump_new_t(init, most, latency, 0, 0, 20 * MS,
+				    2 * latency);
 	uint64_t tx0, sent;
 
 	pu.pr->qp[0]->attr.rate_pps = pps;
-	pump_run(&pu, 50 * MS);
+	/* past the window's growth to the path (a period is two round
+	 * trips) */
+	pump_run(&pu, 50 * MS + 40 * latency);
 	tx0 = pu.pr->c[0]->tx_req;
 	pump_run(&pu, 1000 * MS);
 	sent = pu.pr->c[0]->tx_req - tx0;
 	CU_ASSERT(sent >= pps * 95 / 100 && sent <= pps * 105 / 100);
 	CU_ASSERT(pu.pr->c[0]->retx_pkts == 0);
+	CU_ASSERT_EQUAL(ferry__rc_pace_burst(pu.pr->qp[0]), burst);
 	pump_free(&pu);
+}
+
+static void pace_case(uint32_t init, uint32_t most, uint64_t pps)
+{
+	/* 200 us round trip: bursts of an eighth of it, 25 us at the pace */
+	uint64_t b = pps * 25 / 1000000;
+
+	pace_case_at(init, most, pps, 100 * US, b > 1 ? (uint32_t)b : 1);
 }
 
 static void test_pacing(void)
@@ -1041,6 +1054,10 @@ static void test_pacing(void)
 	pace_case(256, 256, 30000);
 	pace_case(32, 4096, 100000);
 	pace_case(32, 4096, 3000);
+	/* a 20 ms round trip: bursts of 1 ms at the pace, 16 at most; the
+	 * rate over 1 s holds all the same */
+	pace_case_at(32, 4096, 10000, 10 * MS, 10);
+	pace_case_at(32, 4096, 100000, 10 * MS, 16);
 }
 
 /* (12) ECN marks and CNPs: the responder answers marked requests with

@@ -432,9 +432,12 @@ void ferry__rc_dcqcn_marked(struct ferry_rc_qp *qp, uint64_t now);
 void ferry__rc_dcqcn_cnp(struct ferry_rc_qp *qp, uint64_t now);
 void ferry__rc_dcqcn_progress(struct ferry_rc_qp *qp, uint64_t now);
 void ferry__rc_dcqcn_sent(struct ferry_rc_qp *qp);
-/* Pacing: must the next packet wait (now < its time)? One was sent. */
+/* Pacing: must the next packet wait (now < its time)? One was sent. A
+ * paced QP whose time came sends up to ferry__rc_pace_burst packets back
+ * to back before it waits again (each still advances its time). */
 bool ferry__rc_pace_wait(struct ferry_rc_qp *qp, uint64_t now);
 void ferry__rc_pace_sent(struct ferry_rc_qp *qp, uint64_t now);
+uint32_t ferry__rc_pace_burst(const struct ferry_rc_qp *qp);
 /* The retransmit timeout now. */
 uint64_t ferry__rc_rto(const struct ferry_rc_qp *qp);
 /* Nanoseconds an AETH RNR timer code asks for, and the code for ns. */

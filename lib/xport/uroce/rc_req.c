@@ -102,6 +102,8 @@ static uint8_t opcode(const struct ferry__rc_swqe *w, bool first, bool last)
 static void transmit(struct ferry_rc_qp *qp, uint64_t now)
 {
 	const uint32_t mtu = qp->attr.mtu, win = qp->win;
+	const uint32_t burst = ferry__rc_pace_burst(qp);
+	uint32_t sent = 0; /* a paced burst goes out whole once due */
 
 	while (qp->cur != qp->sq_tail) {
 		const struct ferry__rc_swqe *w = ferry__rc_sq(qp, qp->cur);
@@ -111,7 +113,8 @@ static void transmit(struct ferry_rc_qp *qp, uint64_t now)
 		uint32_t off = qp->cur_pkt * mtu; /* < len <= 2^31 */
 		struct ferry_roce_pkt p = qp->tmpl;
 
-		if (fly >= win || ferry__rc_pace_wait(qp, now))
+		if (fly >= win ||
+		    ((!sent || sent >= burst) && ferry__rc_pace_wait(qp, now)))
 			break;
 		p.opcode = opcode(w, first, last);
 		p.ecn = FERRY_ECN_ECT0; /* a bottleneck may mark, not drop */
@@ -136,6 +139,7 @@ static void transmit(struct ferry_rc_qp *qp, uint64_t now)
 		qp->cnt.tx_bytes += p.len;
 		ferry__rc_win_sent(qp, p.psn, now);
 		ferry__rc_pace_sent(qp, now);
+		sent++;
 		ferry__rc_dcqcn_sent(qp);
 		qp->since_ackreq = p.ackreq ? 0 : qp->since_ackreq + 1;
 		if (ferry__psn_diff(p.psn, qp->snd_max) < 0)

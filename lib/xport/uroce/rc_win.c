@@ -31,7 +31,11 @@
  *   a period), 3/4 (draining that) and six at the rate. A fixed
  *   window is not paced by its rate. Once a CNP came, DCQCN's rate
  *   (rc_dcqcn.c) paces instead; attr.rate_pps, a cap, paces every QP
- *   that has one.
+ *   that has one. A paced QP whose time has come sends a burst of up
+ *   to an eighth of its round trip and at most 1 ms at its pace (16
+ *   packets at most), then waits as long: the same rate, with a round,
+ *   a wake-up and a sendmmsg per burst instead of per packet. A path of
+ *   tens of microseconds stays paced packet by packet, as a NIC paces.
  * - A loss (a sequence NAK, at most once per flight) with a queue on the
  *   path (the last round trip a quarter above the smallest, or, while
  *   filling it, a period whose rate rose less than a quarter though the
@@ -58,6 +62,10 @@
 #define LOSS_NUM 7u
 #define LOSS_DEN 10u
 #define PACE_BURST 16u /* packets sent back to back at most, when paced */
+#define PACE_BURST_NS 1000000ull /* a paced burst: at most this long at
+				    the pace (Linux's TCP sends about a
+				    millisecond of its pacing rate per TSO
+				    burst: sk_pacing_shift 10) */
 #define PACE_RTT_NS 1000000ull /* a shorter path is not paced by its rate */
 
 static bool fixed(const struct ferry_rc_qp *qp)
@@ -265,6 +273,15 @@ void ferry__rc_pace_sent(struct ferry_rc_qp *qp, uint64_t now)
 	if (qp->pace_at + PACE_BURST * gap < now)
 		qp->pace_at = now - PACE_BURST * gap;
 	qp->pace_at += gap;
+}
+
+uint32_t ferry__rc_pace_burst(const struct ferry_rc_qp *qp)
+{
+	uint64_t ns = qp->rtt_min / 8 < PACE_BURST_NS ? qp->rtt_min / 8 :
+							PACE_BURST_NS;
+	uint64_t b = qp->pace_pps * ns / 1000000000ull;
+
+	return b <= 1 ? 1 : b >= PACE_BURST ? PACE_BURST : (uint32_t)b;
 }
 
 uint64_t ferry__rc_rto(const struct ferry_rc_qp *qp)
