@@ -90,6 +90,8 @@ struct ferry__uep {
 	atomic_bool sleeping;     /* its worker sleeps until kicked (event
 				     waits): a round that hands it something
 				     rings the port's wake_fd */
+	uint64_t news_ns;         /* when its worker last reaped something
+				     (event waits spin a while after it) */
 	/* written by the poller */
 	_Atomic uint32_t done __attribute__((aligned(64)));
 	_Atomic uint32_t cq_tail;

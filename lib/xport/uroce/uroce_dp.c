@@ -24,6 +24,11 @@
 #define SPIN_YIELD_EVERY 64u    /* and offers the CPU every so many empty
 				   rounds, in case another spinner shares it */
 #define EVENT_SPIN_ROUNDS 16u   /* event waits: empty rounds before sleep */
+#define EVENT_SPIN_NS 50000ull  /* and, within this long of the worker's
+				   last completion, spin on: an answer to
+				   a message (a ping-pong, a credit on a
+				   short path) comes within it, and a bulk
+				   stream's next chunk does not */
 
 void ferry__uroce_backoff(unsigned *spins)
 {
@@ -50,9 +55,10 @@ struct uwait {
 	uint64_t last_ns; /* spinner: last round with work */
 };
 
-/* --poll event: drive rounds while they have work, then sleep until a
- * round hands this endpoint something (the polling thread runs the port
- * meanwhile, asleep on it between frames). */
+/* --poll event: drive rounds while they have work, and while the last
+ * completion is recent, then sleep until a round hands this endpoint
+ * something (the polling thread runs the port meanwhile, asleep on it
+ * between frames). */
 static void event_step(struct ferry_xport *x, struct ferry__uep *e,
 		       struct uwait *w)
 {
@@ -62,6 +68,11 @@ static void event_step(struct ferry_xport *x, struct ferry__uep *e,
 	}
 	if (++w->spins < EVENT_SPIN_ROUNDS)
 		return;
+	if (ferry__now_ns() - e->news_ns < EVENT_SPIN_NS) {
+		if (w->spins % SPIN_YIELD_EVERY == 0)
+			sched_yield(); /* a peer on this CPU may be due */
+		return;
+	}
 	if (ferry__uport_wait(x->port, e) == -ENOTSUP)
 		ferry__uroce_backoff(&w->spins);
 }
@@ -303,8 +314,10 @@ static int poll_wait(struct ferry_xport *x, struct ferry__uep *e,
 		if (n < 0)
 			return n;
 		n += (int)reap_cq(x, e, wc + n, max - (unsigned)n);
-		if (n)
+		if (n) {
+			e->news_ns = ferry__now_ns();
 			return n;
+		}
 		int err = atomic_load_explicit(&e->err, memory_order_acquire);
 		if (err)
 			return err;
