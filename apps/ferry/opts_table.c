@@ -608,9 +608,9 @@ const struct cli_opt cli_opts[] = {
 	  .set = set_poll,
 	  .help = "busy or event: spin on completions (lowest latency, a "
 		  "core per stream) or sleep until signalled; default busy on "
-		  "verbs (event when the streams outnumber the CPUs) and on "
-		  "uroce (one thread spins, however many streams), event on "
-		  "tcp" },
+		  "verbs (event when the streams outnumber the CPUs), event on "
+		  "uroce (a worker spins 50 us after a completion; frames that "
+		  "stream in are gathered 30 us at a time) and on tcp" },
 	{ .name = "dscp", .arg = "N", .cmds = PEERS, .group = G_PIPELINE,
 	  .set = set_dscp,
 	  .help = "mark every packet of the session, both ways, with DSCP N "

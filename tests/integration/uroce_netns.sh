@@ -4,7 +4,8 @@
 #
 # One `ferry recv --transport uroce` in namespace B serves every session
 # (so one process's DPDK port carries several sessions in turn):
-#  - ferry bench --transport uroce -n 256M, with 1 and with 2 queue pairs:
+#  - ferry bench --transport uroce -n 256M, with 1 queue pair and the
+#    default waits (event) and with 2 busy-polling:
 #    the JSON report says uroce, 256 MiB, no crc errors, and the receiver
 #    counted the same bytes; then 4 queue pairs in --poll event, asleep
 #    on the af_packet socket's ring;
@@ -78,12 +79,16 @@ first_session() {
 }
 uroce_first start_recv uroce_stop first_session "$T/first.out" "$T/recv.err"
 
+# one queue pair with the default waits (event), two busy-polling
 for P in 1 2; do
-	note "bench 256 MiB over uroce, $P queue pair(s), $IPA -> $IPB"
-	uroce_send bench --key "$T/key" --transport uroce -n 256M -P $P --json -v \
+	poll=event opt=()
+	[ $P = 2 ] && poll=busy opt=(--poll busy)
+	note "bench 256 MiB over uroce, $P queue pair(s), $poll waits, $IPA -> $IPB"
+	uroce_send bench --key "$T/key" --transport uroce -n 256M -P $P "${opt[@]}" --json -v \
 		$IPB:$port >"$T/p$P.json" 2>"$T/p$P.err" ||
 		{ tail -20 "$T/p$P.err"; tail -20 "$T/recv.err"; fail "bench -P $P"; }
 	check_uroce "$T/p$P.json" $((256 << 20)) $P
+	grep -q "\"poll\": \"$poll\"" "$T/p$P.json" || fail "bench -P $P did not wait in $poll mode"
 done
 note "bench 128 MiB over uroce, 4 queue pairs, --poll event"
 uroce_send bench --key "$T/key" --transport uroce -n 128M -P 4 --poll event \
@@ -93,11 +98,11 @@ check_uroce "$T/ev.json" $((128 << 20)) 4
 grep -q '"poll": "event"' "$T/ev.json" || fail "the report does not say event polling"
 grep -q "sleeps on the af_packet socket's ring" "$T/ev.err" ||
 	{ grep "poll event" "$T/ev.err"; fail "event waits did not find the af_packet ring to sleep on"; }
-# without --poll, busy whatever the streams: one thread spins
+# without --poll, event waits whatever the streams
 uroce_send bench --key "$T/key" --transport uroce -n 16M -P 4 --json \
 	$IPB:$port >"$T/p4.json" 2>"$T/p4.err" || { tail -5 "$T/p4.err"; fail "bench -P 4"; }
 check_uroce "$T/p4.json" $((16 << 20)) 4
-grep -q '"poll": "busy"' "$T/p4.json" || fail "uroce's default is not busy with 4 streams"
+grep -q '"poll": "event"' "$T/p4.json" || fail "uroce's default is not event with 4 streams"
 grep -q "uroce: .*QP(s) .*path MTU 4096" "$T/recv.err" ||
 	{ grep uroce "$T/recv.err"; fail "the session did not use a 4096-byte path MTU"; }
 

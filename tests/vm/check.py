@@ -11,7 +11,8 @@
       verbs, N files, every one ok; with RESUMED (a path in the report),
       that file was resumed: fewer bytes sent than it has
   check.py pair bench|sent FILE BYTES|N TRANSPORT PEER   as bench (2
-      streams, busy) or sent, over TRANSPORT on this side and PEER, another
+      streams, TRANSPORT's default waits: event on uroce, busy on verbs)
+      or sent, over TRANSPORT on this side and PEER, another
       transport of its wire family, on the other, both chosen by
       `--transport auto` or named (the report's reason says which)
   check.py dump FILE WRITES               `ferry rocedump` output: every
@@ -116,7 +117,9 @@ def pair(kind, path, amount, transport, peer):
             or why == f"{transport} as asked; the receiver chose {peer}, the same wire (RoCEv2)"):
         die(f"{path}: the reason given for {transport} is {why!r}")
     if kind == "bench":
-        bench(path, amount, 2, "busy", transport)
+        # the transport's default waits: event on uroce, busy on verbs
+        bench(path, amount, 2, "event" if transport == "uroce" else "busy",
+              transport)
     else:
         sent(path, amount, None, transport)
     print(f"ok: {transport} here, {peer} on the receiver: {why}")

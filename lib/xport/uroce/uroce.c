@@ -371,7 +371,7 @@ const struct ferry_xport_ops ferry__xport_uroce = {
 	.close = uroce_close,
 	.poll_modes = FERRY_POLL_BIT(FERRY_POLL_BUSY) |
 		      FERRY_POLL_BIT(FERRY_POLL_EVENT),
-	.poll_default = FERRY_POLL_BUSY,
+	.poll_default = FERRY_POLL_EVENT,
 	.duplex = uroce_duplex,
 	.shared_cpu = uroce_shared_cpu,
 	.busy_spins_one = true,
