@@ -442,10 +442,8 @@ else
 	# (receiver kills, disk, stale). Most of a trial is waiting (DPDK
 	# start-up, the shaped link), so two halves take little more than one.
 	part=${FAULT_PART:-}
-	# (uroce: one half at a time by default; four DPDK start-ups and
-	# their sessions at once on a small busy host ran past the timeouts
-	# when uroce's pollers spun)
-	[ "$TR" = uroce ] && FAULT_SPLIT=${FAULT_SPLIT:-0}
+	# (uroce too: its workers and pollers sleep between frames by
+	# default, so four DPDK processes at once leave the host its CPUs)
 	if [ -z "$part" ] && [ "${FAULT_SPLIT:-1}" = 1 ]; then
 		FAULT_PART=2 FAULT_RESULTS_OUT=$T/part2.tsv FAULT_SEED_BASE=$SEED_BASE \
 			bash "$0" "$TR" >"$T/part2.log" 2>&1 &
