@@ -201,9 +201,19 @@ static unsigned rx(struct ferry__uport *pt, const struct ferry__usess_list *l,
 		bool ok = false;
 		int rc = -FERRY_EPROTO;
 
+		const uint8_t *f = rte_pktmbuf_mtod(m[i], uint8_t *);
+
+		/* our own frame, back from the kernel (an af_packet device
+		 * with qdisc_bypass=0 hands them over despite
+		 * PACKET_IGNORE_OUTGOING): not news, and a NIC would not
+		 * deliver it */
+		if (m[i]->data_len >= 12 && !memcmp(f + 6, pt->addr.mac, 6)) {
+			pt->st.rx_own++;
+			continue;
+		}
 		if (m[i]->nb_segs == 1)
-			rc = ferry__roce_parse(rte_pktmbuf_mtod(m[i], uint8_t *),
-					       m[i]->data_len, 0, &p, &ok, NULL);
+			rc = ferry__roce_parse(f, m[i]->data_len, 0, &p, &ok,
+					       NULL);
 		if (rc == -ENOMSG) {
 			pt->st.rx_other++;
 		} else if (rc) {

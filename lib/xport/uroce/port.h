@@ -49,6 +49,8 @@ struct ferry_uroce_conf;
 struct ferry__uport_stats {
 	uint64_t rx_frames;     /* frames the port delivered */
 	uint64_t rx_other;      /* not RoCEv2 (ARP, IPv6 ND, ICMP...): ignored */
+	uint64_t rx_own;        /* sent by this port (a kernel that hands an
+				   af_packet socket its own frames): ignored */
 	uint64_t rx_malformed;  /* RoCEv2 port, but ferry__roce_parse refused */
 	uint64_t rx_icrc_bad;   /* ICRC mismatch: dropped */
 	uint64_t rx_unknown_qp; /* no attached QP has that number: dropped */

@@ -229,7 +229,7 @@ static void log_counters(const struct ferry_xport *x,
 		   "(%llu out of order, %llu duplicates, %llu refused for "
 		   "rkey or bounds, %llu invalid, %llu after an error), %llu "
 		   "ACKs sent, tx busy %llu; port: %llu frames in (%llu not "
-		   "RoCE, %llu malformed, %llu bad ICRC, %llu unknown QP), "
+		   "RoCE, %llu our own, %llu malformed, %llu bad ICRC, %llu unknown QP), "
 		   "%llu out (%llu dropped unsent, %llu refused by the "
 		   "kernel)",
 		   (unsigned long long)t->tx_req, (unsigned long long)t->retx_pkts,
@@ -243,6 +243,7 @@ static void log_counters(const struct ferry_xport *x,
 		   (unsigned long long)t->tx_acks, (unsigned long long)t->tx_busy,
 		   (unsigned long long)ps->rx_frames,
 		   (unsigned long long)ps->rx_other,
+		   (unsigned long long)ps->rx_own,
 		   (unsigned long long)ps->rx_malformed,
 		   (unsigned long long)ps->rx_icrc_bad,
 		   (unsigned long long)ps->rx_unknown_qp,
