@@ -79,7 +79,7 @@ export WAN_MTU=9000
 AFP="framesz=16384,blocksz=16384,framecnt=${FRAMES:-4096}"
 DPDK_A="--no-huge -m 512 --file-prefix uwA$$"
 DPDK_B="--no-huge -m 512 --file-prefix uwB$$"
-trap 'wan_down; rm -rf "/var/run/dpdk/uwA$$"* "/var/run/dpdk/uwB$$"; [ -n "${KEEP:-}" ] && cp -r "$T" /tmp/uroce_wan.last; bench_cleanup' EXIT
+trap 'wan_down; rm -rf "/var/run/dpdk/uwA$$"* "/var/run/dpdk/uwB$$"; [ -n "${KEEP:-}" ] && rm -rf /tmp/uroce_wan.last && cp -r "$T" /tmp/uroce_wan.last; bench_cleanup' EXIT
 
 RPIDS=()
 # receivers TAG: one ferry recv per transport in B (tcp 7491, uroce 7492)

@@ -48,6 +48,10 @@ struct net {
 	struct frame pool[NFRAME], *q[NFRAME], *freel[NFRAME];
 	int nq, nfree;
 	uint32_t una[2], max_inflight[2]; /* window check, per requester */
+	/* side 0's requests sent at one instant: the current run, its
+	 * instant, and the longest run (paced bursts) */
+	uint64_t run_at;
+	uint32_t run, max_run;
 	struct frame cap[8]; /* copies of side 0's first requests */
 	int ncap;
 	bool capture;
@@ -104,6 +108,12 @@ static int net_tx(void *ctx, const struct ferry_roce_pkt *p)
 
 		if (fly > n->max_inflight[s])
 			n->max_inflight[s] = fly;
+		if (s == 0) {
+			n->run = n->run && n->run_at == n->now ? n->run + 1 : 1;
+			n->run_at = n->now;
+			if (n->run > n->max_run)
+				n->max_run = n->run;
+		}
 		if (n->capture && s == 0 && n->ncap < 8)
 			frame_set(&n->cap[n->ncap++], p);
 	}
@@ -1011,7 +1021,8 @@ static void test_rto(void)
 
 /* (11) a rate cap paces every packet: over 1 s the packets sent are
  * within 5% of the cap, with a fixed window and with an adaptive one
- * that alone would go far faster */
+ * that alone would go far faster; the packets leave in bursts of
+ * ferry__rc_pace_burst */
 static void pace_case_at(uint32_t init, uint32_t most, uint64_t pps,
 			 uint64_t latency, uint32_t burst)
 {
@@ -1024,11 +1035,14 @@ static void pace_case_at(uint32_t init, uint32_t most, uint64_t pps,
 	 * trips) */
 	pump_run(&pu, 50 * MS + 40 * latency);
 	tx0 = pu.pr->c[0]->tx_req;
+	pu.pr->net.max_run = 0;
 	pump_run(&pu, 1000 * MS);
 	sent = pu.pr->c[0]->tx_req - tx0;
 	CU_ASSERT(sent >= pps * 95 / 100 && sent <= pps * 105 / 100);
 	CU_ASSERT(pu.pr->c[0]->retx_pkts == 0);
 	CU_ASSERT_EQUAL(ferry__rc_pace_burst(pu.pr->qp[0]), burst);
+	/* and they leave in runs of that many at one instant */
+	CU_ASSERT_EQUAL(pu.pr->net.max_run, burst);
 	pump_free(&pu);
 }
 

@@ -196,12 +196,11 @@ static unsigned rx(struct ferry__uport *pt, const struct ferry__usess_list *l,
 	uint16_t n = rte_eth_rx_burst(pt->port_id, 0, m, RX_BURST);
 
 	for (uint16_t i = 0; i < n; i++) {
+		const uint8_t *f = rte_pktmbuf_mtod(m[i], uint8_t *);
 		struct ferry_roce_pkt p;
 		struct ferry_rc_qp *qp;
 		bool ok = false;
 		int rc = -FERRY_EPROTO;
-
-		const uint8_t *f = rte_pktmbuf_mtod(m[i], uint8_t *);
 
 		/* our own frame, back from the kernel (an af_packet device
 		 * with qdisc_bypass=0 hands them over despite

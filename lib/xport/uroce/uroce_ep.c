@@ -229,9 +229,9 @@ static void log_counters(const struct ferry_xport *x,
 		   "(%llu out of order, %llu duplicates, %llu refused for "
 		   "rkey or bounds, %llu invalid, %llu after an error), %llu "
 		   "ACKs sent, tx busy %llu; port: %llu frames in (%llu not "
-		   "RoCE, %llu our own, %llu malformed, %llu bad ICRC, %llu unknown QP), "
-		   "%llu out (%llu dropped unsent, %llu refused by the "
-		   "kernel)",
+		   "RoCE, %llu our own, %llu malformed, %llu bad ICRC, %llu "
+		   "unknown QP), %llu out (%llu dropped unsent, %llu refused "
+		   "by the kernel)",
 		   (unsigned long long)t->tx_req, (unsigned long long)t->retx_pkts,
 		   (unsigned long long)t->timeouts,
 		   (unsigned long long)t->rx_nak_seq,
