@@ -69,7 +69,7 @@ ranges() {
 run() {
 	local f=$1/apps/ferry/ferry port rpid once=--once
 	find "$DST" -mindepth 1 -delete
-	port=$((30000 + RANDOM % 20000))
+	port=$((20000 + RANDOM % 12000))  # below the ephemeral range
 	[ "$RANGES" -eq 0 ] || once=
 	/usr/bin/time -f "%e %U %S" -o "$T/recv.time" \
 		"$f" recv --no-auth -B 127.0.0.1 -p $port --dir "$DST" $once -q \

@@ -74,12 +74,17 @@ staged() {
 	echo "$1/.ferry/${h:0:2}/$h.$3"
 }
 
-# A TCP port nobody listens on (loopback or in the current namespace).
+# A TCP port no socket holds (loopback or in the current namespace), below
+# the kernel's ephemeral range: a port in that range can be taken between
+# the check and the daemon's bind by any test's outgoing connection, whose
+# socket (without SO_REUSEADDR) makes the daemon's bind fail.
 free_port() {
-	local p
+	local p lo
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+	[ "$lo" -gt 12000 ] || lo=32768
 	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 40000))
-		ss -Hltn "sport = :$p" 2>/dev/null | grep . >/dev/null || { echo $p; return; }
+		p=$((10000 + RANDOM % (lo - 10000)))
+		ss -Hatn "sport = :$p" 2>/dev/null | grep . >/dev/null || { echo $p; return; }
 	done
 	fail "no free port"
 }
