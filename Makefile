@@ -19,14 +19,16 @@ build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 test: build
-	@tools/run-tests.sh $(BUILD)
+	@tools/run-tests.sh $(BUILD) $(TEST_ARGS)
 
 test-unit: build
 	@tools/run-tests.sh $(BUILD) --suite unit
 
-# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
+# (which slow every test several-fold: meson's timeouts x3).
 test-asan: deps
-	$(MAKE) BUILD=build-asan MESON_OPTS="-Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false" test
+	$(MAKE) BUILD=build-asan MESON_OPTS="-Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false" \
+		TEST_ARGS="--timeout-multiplier 3" test
 
 # The unit tests under valgrind (memcheck; leaks are errors).
 test-valgrind: build

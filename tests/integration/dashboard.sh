@@ -35,14 +35,26 @@ if [ -z "$url" ] && grep -q "built without libmicrohttpd" "$T/recv.err"; then
 	skip "this build has no libmicrohttpd: $(head -n 1 "$T/recv.err")"
 fi
 [ -n "$url" ] || { cat "$T/recv.err"; fail "the receiver did not print its metrics URL"; }
-"$FERRY" bench --no-auth -t 3 -q 127.0.0.1:"$port" >"$T/bench.out" 2>&1 &
+"$FERRY" bench --no-auth -t 5 -q 127.0.0.1:"$port" >"$T/bench.out" 2>&1 &
 bpid=$!
 PIDS+=($bpid)
-sleep 1.5
-curl -sS --max-time 5 -o "$T/scrape" "$url" || fail "curl $url"
+# scraped until every name is there (the session's series appear once
+# its data phase runs) or the bench has ended
+missing() {
+	local name n=0
+	while read -r name; do
+		grep -Eq "^$name[{ ]" "$T/scrape" || { n=$((n + 1)); echo "$name"; }
+	done <"$T/names"
+	return $((n == 0))
+}
+for _ in $(seq 50); do
+	curl -sS --max-time 5 -o "$T/scrape" "$url" || fail "curl $url"
+	missing >/dev/null || break
+	kill -0 $bpid 2>/dev/null || break
+	sleep 0.2
+done
 wait $bpid || fail "the bench failed: $(tail -n 3 "$T/bench.out")"
 while read -r name; do
-	grep -Eq "^$name[{ ]" "$T/scrape" ||
-		bad "the dashboard asks for $name, which the scrape does not have"
-done <"$T/names"
+	bad "the dashboard asks for $name, which the scrape does not have"
+done < <(missing)
 finish

@@ -187,7 +187,7 @@ grep -q ' published=1 ' "$T"/two.[013].out && bad "(2) a range published the fil
 [ -e "$D/two/big" ] && bad "(2) two/big is under its name without range 2: $(grep -a 'published\|failed' "$T/recv.err")"
 # the receiver lets go of the killed session's range when it sees it
 # gone: until then the range is busy
-for i in $(seq 20); do
+for i in $(seq 120); do
 	rs two/big $((2 * SPLIT)) $SPLIT >"$T/two.2.out" 2>"$T/two.2.err" && break
 	grep -q 'writing it now' "$T/two.2.err" || break
 	sleep 0.25
@@ -213,7 +213,7 @@ done
 landed "(3)" one/big
 
 note "(4) busy targets, and a split that is not a multiple of the chunk"
-slow "$T/four.slow" 16000000 four/big 0 $SPLIT
+slow "$T/four.slow" 4000000 four/big 0 $SPLIT
 wait_exists "$(jrnl four/big 0)" 10 || bad "(4) the slow range never journaled a chunk: $(cat "$T/four.slow.err")"
 rs four/big 0 0 >"$T/four.whole.out" 2>"$T/four.whole.err"
 rc=$?
@@ -228,7 +228,7 @@ echo "refused during a range: $(head -n 1 "$T/four.whole.err")"
 # the killed range's split file stays staged; a whole-file send lands
 # over it (once the receiver has let go of the killed one), and the next
 # range sent finds the file there and clears what the split file left
-for i in $(seq 20); do
+for i in $(seq 120); do
 	rs four/big 0 0 >"$T/four.whole.out" 2>"$T/four.whole.err" && break
 	grep -q 'writing it now' "$T/four.whole.err" || break
 	sleep 0.25
@@ -244,7 +244,7 @@ line=$(grep '^result ' "$T/four.rerun.out")
 left=$(find "$D/.ferry" -name "$h.*" 2>/dev/null)
 [ -z "$left" ] || bad "(4) the split file's leftovers stayed: $left"
 
-slow "$T/five.slow" 16000000 five/big 0 0
+slow "$T/five.slow" 4000000 five/big 0 0
 wait_exists "$(staged "$D" five/big part)" 10 || bad "(4) the slow whole-file send never staged: $(cat "$T/five.slow.err")"
 rs five/big $SPLIT $SPLIT >"$T/five.range.out" 2>"$T/five.range.err"
 rc=$?

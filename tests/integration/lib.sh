@@ -136,13 +136,13 @@ serve_exports() {
 			>"$T/$name.out" 2>"$T/$name.log" &
 		SPID=$!
 		PIDS+=($SPID)
-		for _ in $(seq 100); do
+		for _ in $(seq $((WAIT_LISTEN_S * 20))); do
 			ss -Hltn "sport = :$SPORT" | grep -q . && return 0
 			kill -0 $SPID 2>/dev/null || break
 			sleep 0.05
 		done
 		kill -0 $SPID 2>/dev/null &&
-			fail "ferry serve ($name) did not listen on port $SPORT within 5 s"
+			fail "ferry serve ($name) did not listen on port $SPORT within $WAIT_LISTEN_S s"
 		grep -q "already in use" "$T/$name.log" ||
 			fail "ferry serve ($name) did not start: $(head -c 800 "$T/$name.log")"
 	done

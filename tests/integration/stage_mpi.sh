@@ -324,12 +324,19 @@ run_case() {
 	stage "$T/s2.$XP.json" -b 160M &
 	local job=$! victim= i
 	# once a range of big.bin has verified chunks in its journal
-	for i in $(seq 200); do
+	# (60 s at most: mpirun's start under a sanitizer on a loaded host)
+	for i in $(seq 1200); do
 		[ -n "$(find "$RB/.ferry" -name '*.jrnl' -size +0 2>/dev/null)" ] && break
+		kill -0 $job 2>/dev/null || break
 		sleep 0.05
 	done
 	sleep 0.5
-	victim=$(rank_pid 2)
+	for i in $(seq 200); do
+		victim=$(rank_pid 2)
+		[ -n "$victim" ] && break
+		kill -0 $job 2>/dev/null || break
+		sleep 0.05
+	done
 	[ -n "$victim" ] || bad "$XP: rank 2 was not found running"
 	[ -n "$victim" ] && kill -9 "$victim"
 	wait $job && bad "$XP: the job with a killed rank exited 0"

@@ -158,7 +158,10 @@ FAILS=0
 note "one stream, -w 8M, 8 s after 4 s of slow start"
 if ! { run one 4 8 -w 8M && check_window one; }; then
 	note "not within 15%: measuring once more"
-	{ run one2 4 8 -w 8M && check_window one2; } || FAILS=$((FAILS + 1))
+	if ! { run one2 4 8 -w 8M && check_window one2; }; then
+		stalled && skip "the host held ferry-wanem off the CPU for over 20 ms at a time: the shortfall says nothing about TCP or the emulator"
+		FAILS=$((FAILS + 1))
+	fi
 fi
 
 note "four streams, -w 8M, CUBIC, 6 s after 6 s of slow start"

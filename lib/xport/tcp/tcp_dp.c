@@ -157,6 +157,8 @@ int ferry__tcp_post_write_imm(struct ferry_xport *x, unsigned ep,
 		err = ferry__tcp_writev_full(x, e->fd, iov, 2);
 		if (err)
 			return err;
+		ferry__log(FERRY_LOG_WARN, "tcp: fault hook: stream 0 silent "
+			   "from now, for %u ms", ms);
 		for (; ms >= 10; ms -= 10) {
 			if (atomic_load_explicit(&x->cancelled,
 						 memory_order_relaxed))

@@ -39,7 +39,14 @@ client_() {
 	timeout 120 "$FERRY" bench --key "$KEY" --transport verbs -n 4M -l 1M \
 		--slots 4 -P 2 --dscp 10 --json "$PEER:7471" >"$W/bench.json" 2>"$W/bench.err" ||
 		bad "the bench failed: $(tail -n 3 "$W/bench.err")"
-	sleep 1 # the CM's DREQ/DREP after the session's end
+	# the CM's DREQ/DREP come after the session's end: until the capture
+	# holds the DREP (10 s at most; a read of the file while dumpcap
+	# writes it may fail, and is tried again)
+	for _ in $(seq 20); do
+		"$FERRY" rocedump "$cap" 2>/dev/null | grep -qw "cm DREP" && break
+		sleep 0.5
+	done
+	sleep 0.2
 	kill -INT $dpid
 	wait_gone $dpid 10 || bad "dumpcap did not stop"
 	mark done

@@ -1,12 +1,13 @@
 # A ring that takes longer than --timeout to drain (a guest script for two
 # guests, tests/vm/run.sh). Guest a's link is held to 40 Mbit/s (netem on
 # its eth0), and a sender with a 16 MiB ring (16 slots of 1 MiB, one QP)
-# and --timeout 1 sends 24 MiB: it posts the whole ring at once, and the
+# and --timeout 2 sends 24 MiB: it posts the whole ring at once, and the
 # last 16 MiB take at least 3.3 s to cross while each credit comes back
-# within a fraction of a second. The sender's waits must count from its
-# last progress, so the session completes, every chunk verified. (When the
-# drain deadline was set once, it failed with "the peer did not answer in
-# time".)
+# within a fraction of a second (a chunk a 0.2 s: a stall of the guest's
+# CPU under TCG has ten times that before the timeout). The sender's
+# waits must count from its last progress, so the session completes,
+# every chunk verified. (When the drain deadline was set once, it failed
+# with "the peer did not answer in time".)
 . "$(dirname "$0")/../glib.sh"
 
 two || fail "drain needs two guests (run.sh two drain)"
@@ -24,9 +25,9 @@ client_() {
 	tc qdisc add dev eth0 root netem rate 40mbit limit 100000 ||
 		fail "cannot shape eth0 (tc netem)"
 	await servers
-	note "24 MiB through a 16 MiB ring at 40 Mbit/s, --timeout 1"
+	note "24 MiB through a 16 MiB ring at 40 Mbit/s, --timeout 2"
 	timeout 120 "$FERRY" bench --key "$KEY" --transport verbs -n 24M -l 1M \
-		--slots 16 -P 1 --timeout 1 -i 0 --json "$PEER:7495" \
+		--slots 16 -P 1 --timeout 2 -i 0 --json "$PEER:7495" \
 		>"$W/drain.json" 2>"$W/drain.err" ||
 		bad "the session failed: $(tail -n 3 "$W/drain.err")"
 	python3 "$CHECK" bench "$W/drain.json" $((24 << 20)) 1 busy ||
