@@ -150,8 +150,7 @@ void ferry__fileq_free(struct ferry__fileq *q);
 
 /* ---- sender ------------------------------------------------------------ */
 struct ftx_file {
-	pthread_mutex_t lock;  /* taken to open the file, once */
-	int fd;
+	int fd;                /* opened once, under ftx.open_lock[] */
 	bool direct;
 	uint64_t n_chunks;     /* the whole file's */
 	uint64_t first, count; /* the chunks this session reads: all of
@@ -167,7 +166,8 @@ struct ftx_file {
 	uint64_t to_read;      /* chunks read this session (sent or summed) */
 	_Atomic uint64_t read_done;
 	struct ferry_journal_hdr jh;
-	struct ferry_chunk_sum *sums;
+	struct ferry_chunk_sum *sums; /* by chunk: &one, or allocated */
+	struct ferry_chunk_sum one;   /* a file of one chunk (or none) */
 	uint8_t action;
 	bool send;             /* chunks go on the wire */
 	bool skip;             /* identical target: nothing to do */
@@ -176,9 +176,13 @@ struct ftx_file {
 	/* result */
 	bool done;
 	int status;
-	char why[256];
+	char *why;             /* with a status: the reason, or NULL */
 	uint32_t crc32c, adler32;
 };
+
+/* Files share these locks by index (a million files need no million
+ * mutexes): taken only to open a file the first time. */
+#define FTX_OPEN_LOCKS 64
 
 /* One chunk: chunk k of a file, or a pack of whole small files. */
 struct ftx_unit {
@@ -199,6 +203,7 @@ struct ftx_unit {
 struct ferry__ftx {
 	struct ferry_manifest m;
 	struct ftx_file *f;     /* by manifest index */
+	pthread_mutex_t *open_lock; /* FTX_OPEN_LOCKS of them */
 	struct ftx_unit *u;
 	uint32_t *packed;       /* the files of the packs, in pack order */
 	uint64_t n_units;

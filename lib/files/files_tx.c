@@ -1,5 +1,7 @@
 /* ferry_send: the sending side of a file session. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -40,6 +42,22 @@ struct tx_ctx {
 	struct ferry__batch sums; /* FILE_SUMs not yet sent */
 };
 
+/* Set a file's reason (a formatted line; kept only for a file with a
+ * status, so a million files that went well carry none). */
+__attribute__((format(printf, 2, 3)))
+static void file_why(struct ftx_file *f, const char *fmt, ...)
+{
+	va_list ap;
+	char *w = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&w, fmt, ap) < 0)
+		w = NULL;
+	va_end(ap);
+	free(f->why);
+	f->why = w;
+}
+
 static void report_file(struct tx_ctx *c, uint32_t idx)
 {
 	struct ftx_file *f = &c->t->f[idx];
@@ -67,7 +85,7 @@ static void report_file(struct tx_ctx *c, uint32_t idx)
 		.file_adler32 = f->split ? f->file_adler : f->adler32,
 		.file_crc32c = f->split ? f->file_crc : f->crc32c,
 		.status = f->status,
-		.why = f->why,
+		.why = f->why ? f->why : "",
 	};
 
 	f->done = true;
@@ -77,7 +95,7 @@ static void report_file(struct tx_ctx *c, uint32_t idx)
 		if (!c->first_err) {
 			c->first_err = f->status;
 			snprintf(c->first_why, sizeof(c->first_why), "%.120s: %s",
-				 e->path, f->why);
+				 e->path, f->why ? f->why : "");
 		}
 	} else if (f->skip) {
 		c->rep->files_skipped++;
@@ -146,13 +164,17 @@ static int one_done(void *arg, const struct ferry_msg *m)
 		return -FERRY_EPROTO;
 	f = &c->t->f[d->idx];
 	f->status = d->status ? -d->status : 0;
-	snprintf(f->why, sizeof(f->why), "%s", d->text);
+	if (f->status) {
+		file_why(f, "%s", d->text);
+	} else {
+		free(f->why);
+		f->why = NULL;
+	}
 	if (!f->status && !f->skip &&
 	    (d->crc32c != f->crc32c ||
 	     (c->spec->cksum == FERRY_CKSUM_ADLER32 && d->adler32 != f->adler32))) {
 		f->status = -FERRY_ECRC;
-		snprintf(f->why, sizeof(f->why),
-			 "the receiver published different checksums");
+		file_why(f, "the receiver published different checksums");
 	}
 	report_file(c, d->idx);
 	return 0;
@@ -224,8 +246,7 @@ static int apply_plan(void *arg, const struct ferry__plan_entry *e)
 		/* this file alone cannot land; the receiver said why */
 		f->skip = true;
 		f->status = e->status ? -(int)e->status : -EIO;
-		snprintf(f->why, sizeof(f->why), "%s",
-			 e->text ? e->text : "refused by the receiver");
+		file_why(f, "%s", e->text ? e->text : "refused by the receiver");
 	} else if (e->action == FERRY__PLAN_RESUME) {
 		uint8_t *th = calloc(f->n_chunks ? f->n_chunks : 1, 1);
 		if (!th)
@@ -487,8 +508,7 @@ static int exchange_plan(struct tx_ctx *c, int fd, const struct ferry_opts *o,
 		} else if (!c->spec->force) {
 			f->skip = true;
 			f->status = -EEXIST;
-			snprintf(f->why, sizeof(f->why),
-				 "the target exists with other contents; use --force to replace it");
+			file_why(f, "the target exists with other contents; use --force to replace it");
 		} else {
 			f->action = FERRY__PLAN_SEND;
 		}
@@ -539,12 +559,16 @@ static int ftx_init(struct ferry__ftx *t, const struct ferry_send_spec *spec,
 	err = ferry__manifest_walk(&t->m, spec->paths, spec->n_paths, &wo, why,
 				   whylen);
 	t->f = err ? NULL : calloc(t->m.n + 1, sizeof(*t->f));
-	if (!err && !t->f)
+	t->open_lock = err ? NULL : calloc(FTX_OPEN_LOCKS,
+					   sizeof(*t->open_lock));
+	if (!err && (!t->f || !t->open_lock))
 		err = -ENOMEM;
+	for (size_t i = 0; t->open_lock && i < FTX_OPEN_LOCKS; i++)
+		pthread_mutex_init(&t->open_lock[i], NULL);
 	for (size_t i = 0; t->f && i < t->m.n; i++) {
-		pthread_mutex_init(&t->f[i].lock, NULL);
 		t->f[i].fd = -1;
 		t->f[i].action = FERRY__PLAN_SEND;
+		t->f[i].sums = &t->f[i].one;
 	}
 	for (size_t i = 0; !err && i < t->m.n; i++) {
 		struct ftx_file *f = &t->f[i];
@@ -555,10 +579,11 @@ static int ftx_init(struct ferry__ftx *t, const struct ferry_send_spec *spec,
 		f->n_chunks = ferry__journal_chunks(e->size, chunk);
 		f->count = f->to_read = f->n_chunks;
 		f->length = e->size;
-		f->sums = calloc(f->n_chunks ? f->n_chunks : 1,
-				 sizeof(*f->sums));
-		if (!f->sums)
+		if (f->n_chunks > 1 &&
+		    !(f->sums = calloc(f->n_chunks, sizeof(*f->sums)))) {
+			f->sums = &f->one;
 			err = -ENOMEM;
+		}
 	}
 	if (!err)
 		err = ferry__ftx_ranges(t, spec, ent, why, whylen);
@@ -574,9 +599,13 @@ static void ftx_free(struct ferry__ftx *t)
 	for (size_t i = 0; t->f && i < t->m.n; i++) {
 		if (t->f[i].fd >= 0)
 			close(t->f[i].fd);
-		free(t->f[i].sums);
-		pthread_mutex_destroy(&t->f[i].lock);
+		if (t->f[i].sums != &t->f[i].one)
+			free(t->f[i].sums);
+		free(t->f[i].why);
 	}
+	for (size_t i = 0; t->open_lock && i < FTX_OPEN_LOCKS; i++)
+		pthread_mutex_destroy(&t->open_lock[i]);
+	free(t->open_lock);
 	free(t->f);
 	free(t->u);
 	free(t->packed);

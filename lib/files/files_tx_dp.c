@@ -23,9 +23,11 @@ int ferry__ftx_open(const struct ferry__ftx *t, const char *src,
 static int open_once(const struct ferry__ftx *t, struct ftx_file *f,
 		     const struct ferry_entry *e)
 {
+	pthread_mutex_t *lock = &t->open_lock[(size_t)(f - t->f) %
+					      FTX_OPEN_LOCKS];
 	int err = 0;
 
-	pthread_mutex_lock(&f->lock);
+	pthread_mutex_lock(lock);
 	if (f->fd < 0) {
 		f->direct = true;
 		int fd = ferry__ftx_open(t, e->src, &f->direct);
@@ -34,7 +36,7 @@ static int open_once(const struct ferry__ftx *t, struct ftx_file *f,
 		else
 			f->fd = fd;
 	}
-	pthread_mutex_unlock(&f->lock);
+	pthread_mutex_unlock(lock);
 	return err;
 }
 
