@@ -40,6 +40,15 @@ void out_interval(const struct ferry_report *r, const struct ferry_interval *iv,
 	fflush(f);
 }
 
+/* CPU seconds, and per GB moved where the session moved any (a session of
+ * empty files moves none: no rate to print). */
+static void out_cpu(FILE *f, double cpu, uint64_t bytes)
+{
+	fprintf(f, "%.2f s", cpu);
+	if (bytes)
+		fprintf(f, " (%.3f s/GB)", ferry_cpu_per_gb(cpu, bytes));
+}
+
 void out_summary(FILE *f, const char *prefix, const struct ferry_report *r)
 {
 	char b[32], pool[32], dscp[24] = "";
@@ -73,13 +82,12 @@ void out_summary(FILE *f, const char *prefix, const struct ferry_report *r)
 		(unsigned long long)r->chunks,
 		(unsigned long long)r->crc_errors,
 		(unsigned long long)r->stalls);
-	fprintf(f, "%scpu: this side %.2f s (%.3f s/GB)", prefix, cpu,
-		ferry_cpu_per_gb(cpu, r->bytes));
-	if (r->peer_cpu_user >= 0)
-		fprintf(f, ", peer %.2f s (%.3f s/GB)",
-			r->peer_cpu_user + r->peer_cpu_sys,
-			ferry_cpu_per_gb(r->peer_cpu_user + r->peer_cpu_sys,
-					 r->bytes));
+	fprintf(f, "%scpu: this side ", prefix);
+	out_cpu(f, cpu, r->bytes);
+	if (r->peer_cpu_user >= 0) {
+		fputs(", peer ", f);
+		out_cpu(f, r->peer_cpu_user + r->peer_cpu_sys, r->bytes);
+	}
 	fputc('\n', f);
 }
 
