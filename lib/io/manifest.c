@@ -23,10 +23,11 @@ void ferry__manifest_init(struct ferry_manifest *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* path and src share one allocation (manifest_append): a million entries
+ * save a million allocations and their headers. */
 static void entry_free(struct ferry_entry *e)
 {
 	free(e->path);
-	free(e->src);
 }
 
 /* Drop entries from n on, undoing their share of the totals. */
@@ -76,6 +77,7 @@ static int manifest_append(struct ferry_manifest *m, const char *path,
 			   uint32_t mode, uint64_t size, int64_t mtime_ns)
 {
 	struct ferry_entry *e;
+	size_t slen;
 	int ret;
 
 	ret = manifest_grow(m);
@@ -83,17 +85,15 @@ static int manifest_append(struct ferry_manifest *m, const char *path,
 		return ret;
 	e = &m->e[m->n];
 	memset(e, 0, sizeof(*e));
-	e->path = malloc(plen + 1);
+	slen = src ? strlen(src) + 1 : 0;
+	e->path = malloc(plen + 1 + slen);
 	if (!e->path)
 		return -ENOMEM;
 	memcpy(e->path, path, plen);
 	e->path[plen] = '\0';
 	if (src) {
-		e->src = strdup(src);
-		if (!e->src) {
-			free(e->path);
-			return -ENOMEM;
-		}
+		e->src = e->path + plen + 1;
+		memcpy(e->src, src, slen);
 	}
 	e->type = type;
 	e->mode = mode;

@@ -30,7 +30,8 @@ struct ferry_entry {
 	uint32_t mode;     /* permission bits (07777) */
 	uint64_t size;     /* bytes (0 for directories) */
 	int64_t mtime_ns;  /* modification time, ns since the epoch */
-	/* sender only: where to read it (absolute or cwd-relative) */
+	/* sender only: where to read it (absolute or cwd-relative), in
+	 * path's allocation */
 	char *src;
 };
 
