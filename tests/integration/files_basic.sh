@@ -232,6 +232,26 @@ if ok_run t10 "--cksum crc32c --json"; then
 fi
 ls -A "$D" | LC_ALL=C sort | paste -sd' ' | grep -Eqx "(big )?src sub" ||
 	bad "--dir holds more than src, sub (and big): $(ls -A "$D" | paste -sd' ')"
+note "a tree of empty files only: the receiver's summary gives no rate per GB"
+mkdir -p "$T/zero/a"
+: >"$T/zero/a/x"
+: >"$T/zero/y"
+n0=$(grep -c 'cpu: this side' "$T/recv.out")
+run tz fsend -q "$T/zero" "$H:/zero"
+if ok_run tz "a send of empty files"; then
+	same_tree "$T/zero" "$D/zero/zero" || bad "empty files: the tree did not arrive intact"
+	# the receiver prints its summary as the session ends
+	for _ in $(seq 300); do
+		[ "$(grep -c 'cpu: this side' "$T/recv.out")" -gt "$n0" ] && break
+		sleep 0.1
+	done
+	line=$(grep 'cpu: this side' "$T/recv.out" | tail -n 1)
+	case $line in
+	*"cpu: this side "*s/GB*) bad "a session of 0 bytes printed a rate per GB: $line" ;;
+	*"cpu: this side "*) echo "ok: $line" ;;
+	*) bad "no cpu line in the receiver's summary: $(tail -n 3 "$T/recv.out")" ;;
+	esac
+fi
 kill "$RPID" 2>/dev/null
 wait_gone "$RPID" 5 || bad "the receiver did not stop on SIGTERM"
 
