@@ -18,14 +18,26 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=$((20000 + RANDOM % 40000))
+# a port no socket holds, below the kernel's ephemeral range (where the
+# demo's own connections take theirs)
+free_port() {
+	local p lo
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+	[ "$lo" -gt 12000 ] || lo=32768
+	for _ in $(seq 50); do
+		p=$((10000 + RANDOM % (lo - 10000)))
+		ss -Hatn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+	done
+	echo 17471
+}
+port=$(free_port)
 wait_port() {
 	local port=${1:-$port}
-	for _ in $(seq 100); do
+	for _ in $(seq 200); do
 		ss -Hltn "sport = :$port" | grep -q . && return 0
 		sleep 0.05
 	done
-	echo "demo: the receiver did not start" >&2
+	echo "demo: the receiver did not start on port $port within 10 s: $(tail -n 2 "$tmp"/*.err 2>/dev/null)" >&2
 	exit 1
 }
 
@@ -75,10 +87,12 @@ cp "$tmp/key" "$tmp/demo.key"
 for d in dtn1 dtn2; do
 	printf 'root %s\nkey demo %s rights all paths /\n' "$tmp/$d" "$tmp/demo.key" >"$tmp/$d.conf"
 done
-p1=$((port + 1)); p2=$((port + 2))
-"$ferry" serve --exports "$tmp/dtn1.conf" -B 127.0.0.1 -p $p1 -q >/dev/null 2>&1 &
+p1=$(free_port)
+p2=$(free_port)
+while [ "$p2" = "$p1" ]; do p2=$(free_port); done
+"$ferry" serve --exports "$tmp/dtn1.conf" -B 127.0.0.1 -p $p1 -q >/dev/null 2>"$tmp/dtn1.err" &
 dpids+=($!)
-"$ferry" serve --exports "$tmp/dtn2.conf" -B 127.0.0.1 -p $p2 -q >/dev/null 2>&1 &
+"$ferry" serve --exports "$tmp/dtn2.conf" -B 127.0.0.1 -p $p2 -q >/dev/null 2>"$tmp/dtn2.err" &
 dpids+=($!)
 wait_port $p1; wait_port $p2
 echo "== ferry cp --key demo.key events-000.root ferry://127.0.0.1:$p1/run1/   (push)"
