@@ -18,18 +18,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# a port no socket holds, below the kernel's ephemeral range (where the
-# demo's own connections take theirs)
-free_port() {
-	local p lo
-	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
-	[ "$lo" -gt 12000 ] || lo=32768
-	for _ in $(seq 50); do
-		p=$((10000 + RANDOM % (lo - 10000)))
-		ss -Hatn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
-	done
-	echo 17471
-}
+# shellcheck source=tools/free_port.sh
+. "$(dirname "$0")/free_port.sh"
+free_port() { ferry_free_port || echo 17471; }
 port=$(free_port)
 wait_port() {
 	local port=${1:-$port}

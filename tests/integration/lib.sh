@@ -75,18 +75,11 @@ staged() {
 }
 
 # A TCP port no socket holds (loopback or in the current namespace), below
-# the kernel's ephemeral range: a port in that range can be taken between
-# the check and the daemon's bind by any test's outgoing connection, whose
-# socket (without SO_REUSEADDR) makes the daemon's bind fail.
+# the kernel's ephemeral range (tools/free_port.sh says why).
+# shellcheck source=tools/free_port.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/free_port.sh"
 free_port() {
-	local p lo
-	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
-	[ "$lo" -gt 12000 ] || lo=32768
-	for _ in $(seq 50); do
-		p=$((10000 + RANDOM % (lo - 10000)))
-		ss -Hatn "sport = :$p" 2>/dev/null | grep . >/dev/null || { echo $p; return; }
-	done
-	fail "no free port"
+	ferry_free_port || fail "no free port"
 }
 
 # wait_listen PORT [NETNS]: until something listens on PORT
