@@ -13,8 +13,9 @@
 #  - a short bench captured with tshark in B: Wireshark decodes every
 #    frame as InfiniBand with nothing malformed, no ICMP (the kernel's copy
 #    of our frames is absorbed), and `ferry rocedump` finds every ICRC good;
-#  - the receiver's port, handed its own frames back by the kernel where
-#    its device has qdisc_bypass=0, took none for an unknown QP.
+#  - the receiver's port, whose device has qdisc_bypass=0 (its frames
+#    pass the device's taps), was handed none of its own frames back and
+#    took none for an unknown QP.
 # Needs root, a build with DPDK, tshark (installed if missing) and either
 # 2 MiB hugepages (reserved here and restored on exit) or --no-huge.
 # Exit 77 (skip) with the reason when any of that is missing.
@@ -171,10 +172,11 @@ echo "ok: rocedump: $last"
 note "the receiver is still serving"
 kill -0 $URPID 2>/dev/null || { tail "$T/recv.err"; fail "ferry recv died"; }
 grep "uroce: endpoint .* failed" "$T/recv.err" && fail "a receiver QP failed"
-# B's port (qdisc_bypass=0) may be handed its own frames back by the
-# kernel: they are dropped as its own, never taken for another QP's (the
-# port's counters add up over every session it served)
+# B's port (qdisc_bypass=0) is not handed its own frames back (its
+# socket's filter drops them in the kernel), and takes none for another
+# QP's (the port's counters add up over every session it served)
 last=$(grep -o "port: [^)]*)" "$T/recv.err" | tail -1)
 [[ "$last" == *", 0 unknown QP)" ]] || fail "the receiver's port took frames for unknown QPs: $last"
+[[ "$last" == *" 0 our own,"* ]] || fail "the kernel handed the receiver's port its own frames: $last"
 echo "ok: the receiver's $last"
 echo "PASS"

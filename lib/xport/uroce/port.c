@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/ethtool.h>
+#include <linux/filter.h>
 #include <linux/if_packet.h>
 #include <linux/sockios.h>
 #include <sys/eventfd.h>
@@ -572,11 +573,38 @@ static void event_fds(struct ferry__uport *pt, const char *drv)
  * skb of its own, a burst per call, with no slots to walk or return:
  * about 5% fewer cycles per byte in bench/uroce_ceiling.sh
  * (docs/benchmarks.md). The PMD's socket is told to ignore outgoing
- * frames (PACKET_IGNORE_OUTGOING, Linux 4.20), or it would receive a copy
- * of every frame this socket sends; where that fails, the PMD transmits.
+ * frames (PACKET_IGNORE_OUTGOING, Linux 4.20, and a filter: see
+ * drop_outgoing), or it would receive a copy of every frame this socket
+ * sends; where the first fails, the PMD transmits.
  * The socket is bound with protocol 0, so it receives nothing, and
  * bypasses the qdisc as the PMD does unless its qdisc_bypass=0 says
  * otherwise. FERRY_UROCE_TX=ring keeps the PMD's ring. */
+/* Drop, in the kernel, every outgoing frame the PMD's socket would be
+ * handed. DPDK's af_packet PMD puts its socket in a fanout group (its
+ * queues share frames by hash), and for a socket in a group the kernel
+ * registers the group's hook, not the socket's: PACKET_IGNORE_OUTGOING
+ * set on the socket changes nothing (the group's own flag for it,
+ * PACKET_FANOUT_FLAG_IGNORE_OUTGOING of Linux 6.2, is the PMD's to set,
+ * and it does not). Where frames pass the device's taps (qdisc_bypass=0)
+ * each one this port sends would come back and be copied into its ring.
+ * The socket's filter still runs for a frame a group delivers to it: a
+ * classic BPF program that refuses PACKET_OUTGOING. 0, or -1 with
+ * errno. */
+static int drop_outgoing(int fd)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]),
+				   .filter = code };
+
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+			  sizeof(prog));
+}
+
 static void raw_tx(struct ferry__uport *pt, const struct rte_eth_dev_info *di,
 		   const struct ferry_uroce_conf *c)
 {
@@ -603,6 +631,10 @@ static void raw_tx(struct ferry__uport *pt, const struct rte_eth_dev_info *di,
 			close(fd);
 		return;
 	}
+	if (drop_outgoing(pt->rx_fd) < 0)
+		ferry__log(FERRY_LOG_DEBUG, "uroce: no filter for outgoing "
+			   "frames on %s (%s): the port drops its own frames "
+			   "itself", pt->ifname, strerror(errno));
 	/* room for a few bursts of the largest frames in the kernel */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
