@@ -202,10 +202,10 @@ static unsigned rx(struct ferry__uport *pt, const struct ferry__usess_list *l,
 		bool ok = false;
 		int rc = -FERRY_EPROTO;
 
-		/* our own frame, back from the kernel (an af_packet device
-		 * with qdisc_bypass=0 hands them over where the socket's
-		 * filter is missing: port.c, drop_outgoing): not news, and a
-		 * NIC would not deliver it */
+		/* our own frame, back from the kernel (the PMD's socket
+		 * filters them out: port.c, drop_outgoing; counted should
+		 * one come anyway): not news, and a NIC would not deliver
+		 * it */
 		if (m[i]->data_len >= 12 && !memcmp(f + 6, pt->addr.mac, 6)) {
 			pt->st.rx_own++;
 			continue;

@@ -564,32 +564,16 @@ static void event_fds(struct ferry__uport *pt, const char *drv)
 	pt->post_fd = pt->wake_fd = -1;
 }
 
-/* Transmit on a socket of uroce's own, where the port is af_packet and
- * its socket was found (event_fds). Through the PMD a frame is copied
- * from its mbufs into the PMD's mmap'ed transmit ring, a sendto() kicks
- * the ring, and the kernel walks it, building an skb over the ring's
- * pages and handing each slot back when the skb is freed. sendmmsg from
- * the mbufs where they lie has the kernel copy each frame once into an
- * skb of its own, a burst per call, with no slots to walk or return:
- * about 5% fewer cycles per byte in bench/uroce_ceiling.sh
- * (docs/benchmarks.md). The PMD's socket is told to ignore outgoing
- * frames (PACKET_IGNORE_OUTGOING, Linux 4.20, and a filter: see
- * drop_outgoing), or it would receive a copy of every frame this socket
- * sends; where the first fails, the PMD transmits.
- * The socket is bound with protocol 0, so it receives nothing, and
- * bypasses the qdisc as the PMD does unless its qdisc_bypass=0 says
- * otherwise. FERRY_UROCE_TX=ring keeps the PMD's ring. */
 /* Drop, in the kernel, every outgoing frame the PMD's socket would be
- * handed. DPDK's af_packet PMD puts its socket in a fanout group (its
- * queues share frames by hash), and for a socket in a group the kernel
- * registers the group's hook, not the socket's: PACKET_IGNORE_OUTGOING
- * set on the socket changes nothing (the group's own flag for it,
- * PACKET_FANOUT_FLAG_IGNORE_OUTGOING of Linux 6.2, is the PMD's to set,
- * and it does not). Where frames pass the device's taps (qdisc_bypass=0)
- * each one this port sends would come back and be copied into its ring.
- * The socket's filter still runs for a frame a group delivers to it: a
- * classic BPF program that refuses PACKET_OUTGOING. 0, or -1 with
- * errno. */
+ * handed where the device's taps see them (qdisc_bypass=0), before their
+ * copy into its ring. PACKET_IGNORE_OUTGOING cannot do it: DPDK's
+ * af_packet PMD puts its socket in a fanout group (its queues share
+ * frames by hash), and for a socket in a group the kernel registers the
+ * group's hook, not the socket's, so the option changes nothing (the
+ * group's own flag, PACKET_FANOUT_FLAG_IGNORE_OUTGOING of Linux 6.2, is
+ * the PMD's to set, and it does not). The socket's filter still runs for
+ * what the group hands it: a classic BPF program that refuses
+ * PACKET_OUTGOING. 0, or -1 with errno. */
 static int drop_outgoing(int fd)
 {
 	struct sock_filter code[] = {
@@ -605,6 +589,21 @@ static int drop_outgoing(int fd)
 			  sizeof(prog));
 }
 
+/* Transmit on a socket of uroce's own, where the port is af_packet and
+ * its socket was found (event_fds). Through the PMD a frame is copied
+ * from its mbufs into the PMD's mmap'ed transmit ring, a sendto() kicks
+ * the ring, and the kernel walks it, building an skb over the ring's
+ * pages and handing each slot back when the skb is freed. sendmmsg from
+ * the mbufs where they lie has the kernel copy each frame once into an
+ * skb of its own, a burst per call, with no slots to walk or return:
+ * about 5% fewer cycles per byte in bench/uroce_ceiling.sh
+ * (docs/benchmarks.md). The PMD's socket is given a filter that drops
+ * outgoing frames (drop_outgoing), or it would receive a copy of every
+ * frame this socket sends where the device's taps see them; where that
+ * fails, the PMD transmits.
+ * The socket is bound with protocol 0, so it receives nothing, and
+ * bypasses the qdisc as the PMD does unless its qdisc_bypass=0 says
+ * otherwise. FERRY_UROCE_TX=ring keeps the PMD's ring. */
 static void raw_tx(struct ferry__uport *pt, const struct rte_eth_dev_info *di,
 		   const struct ferry_uroce_conf *c)
 {
@@ -622,8 +621,7 @@ static void raw_tx(struct ferry__uport *pt, const struct rte_eth_dev_info *di,
 	    bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0 ||
 	    (bypass && setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one,
 				  sizeof(one)) < 0) ||
-	    setsockopt(pt->rx_fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one,
-		       sizeof(one)) < 0) {
+	    drop_outgoing(pt->rx_fd) < 0) {
 		ferry__log(FERRY_LOG_DEBUG, "uroce: the PMD transmits (a "
 			   "socket of our own on %s: %s)", pt->ifname,
 			   strerror(errno));
@@ -631,10 +629,6 @@ static void raw_tx(struct ferry__uport *pt, const struct rte_eth_dev_info *di,
 			close(fd);
 		return;
 	}
-	if (drop_outgoing(pt->rx_fd) < 0)
-		ferry__log(FERRY_LOG_DEBUG, "uroce: no filter for outgoing "
-			   "frames on %s (%s): the port drops its own frames "
-			   "itself", pt->ifname, strerror(errno));
 	/* room for a few bursts of the largest frames in the kernel */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
