@@ -15,14 +15,15 @@
 #     than the same pings before it, on a path whose queue adds up to
 #     100 ms when full. The fit keeps about a quarter of the BDP and 1 MiB
 #     queued, some 45 ms.
-#  3. FERRY_TCP_FIT=0 at the receiver: no stream held, the report says
-#     none; every byte verified. (Its queueing is printed for comparison;
-#     how full bbr keeps the queue is not ferry's to check.)
+#  3. FERRY_TCP_FIT=0 at the receiver, a 6 s session: no stream held,
+#     the report says none; every byte verified. (Its queueing, from 3 s
+#     on, is printed for comparison; how full bbr keeps the queue is not
+#     ferry's to check.)
 #
 # The delays compared are the emulator's queue, against a baseline taken
 # in the same run; no figure depends on this host's speed beyond moving
 # 400 Mb/s. Needs root, a build with ferry-wanem (DPDK), ethtool, ping,
-# python3. About 50 s.
+# python3. About 35 s.
 . "$(dirname "$0")/lib.sh"
 
 need_wanem
@@ -53,21 +54,22 @@ base=$(median "$T/base.ms")
 [ -n "$base" ] || fail "no ping crossed the idle WAN"
 note "idle path: median ping $base ms"
 
-# session NAME FIT: ferry bench -t 12 from A to a fresh `ferry recv` in B
-# (FERRY_TCP_FIT=FIT in its environment), pinging from 5 s to 11 s.
+# session NAME FIT SECS FROM: ferry bench -t SECS from A to a fresh
+# `ferry recv` in B (FERRY_TCP_FIT=FIT in its environment), pinging from
+# FROM s to a second before its end.
 session() {
-	local name=$1 port rpid spid
+	local name=$1 secs=$3 from=$4 port rpid spid
 	port=$(free_port)
 	wan_b env FERRY_TCP_FIT="$2" timeout 60 "$FERRY" recv --key "$T/key" \
 		-B "$WAN_IPB" -p "$port" -i 0 --json --once \
 		>"$T/$name.recv.json" 2>"$T/$name.recv.err" &
 	rpid=$!
 	wait_listen "$port" "$WAN_NSB"
-	wan_a timeout 60 "$FERRY" bench --key "$T/key" -t 12 --json \
+	wan_a timeout 60 "$FERRY" bench --key "$T/key" -t "$secs" --json \
 		"$WAN_IPB:$port" >"$T/$name.json" 2>"$T/$name.err" &
 	spid=$!
-	sleep 5
-	pings "$T/$name.ms" 24
+	sleep "$from"
+	pings "$T/$name.ms" $(((secs - from - 1) * 4))
 	wait "$spid" || fail "$name: ferry bench failed: $(tail -3 "$T/$name.err")"
 	wait "$rpid" || fail "$name: ferry recv failed: $(tail -3 "$T/$name.recv.err")"
 	[ -s "$T/$name.ms" ] || fail "$name: no ping crossed the WAN during the session"
@@ -113,13 +115,13 @@ EOF
 }
 
 note "1, 2. ferry bench, defaults: windows follow the rate"
-session fit 1
+session fit 1 12 5
 out=$(check fit fit "$(awk -v m="$(median "$T/fit.ms")" -v b="$base" 'BEGIN { print m - b }')") ||
 	fail "$out"
 note "$out"
 
 note "3. FERRY_TCP_FIT=0: the kernel's windows"
-session kernel 0
+session kernel 0 6 3
 out=$(check kernel kernel "$(awk -v m="$(median "$T/kernel.ms")" -v b="$base" 'BEGIN { print m - b }')") ||
 	fail "$out"
 note "$out"

@@ -5,7 +5,7 @@
 #  - RTT by ping at 5, 50, 120 and 300 ms (--delay = RTT / 2): the median
 #    and the fastest reply within 5% and within 1 ms of the configured RTT,
 #    and no reply faster than it;
-#  - rate by iperf3 (TCP, 5 s after a 2 s warm-up) at 100 Mb/s and 1 Gb/s:
+#  - rate by iperf3 (TCP, 4 s after a 1 s warm-up) at 100 Mb/s and 1 Gb/s:
 #    the Ethernet frame rate behind iperf3's goodput within 5% (above
 #    it fails at once, below it after three tries; the 1 Gb/s
 #    check is skipped, with the reason, when the forwarder with no limit
@@ -161,7 +161,7 @@ PY
 }
 
 wan_start --seed 1 || fail "ferry-wanem did not start"
-iperf3_run "$T/ceiling.json" -t 5 -O 2 || bad "iperf3 through the unlimited forwarder failed"
+iperf3_run "$T/ceiling.json" -t 4 -O 1 || bad "iperf3 through the unlimited forwarder failed"
 stop
 read -r ceil ceil_gp mss <<<"$(wire_mbps "$T/ceiling.json")"
 note "no rate limit: ${ceil:-?} Mb/s of frames (${ceil_gp:-?} Mb/s goodput, MSS ${mss:-?}): this host's ceiling"
@@ -172,7 +172,7 @@ note "no rate limit: ${ceil:-?} Mb/s of frames (${ceil_gp:-?} Mb/s goodput, MSS 
 rate_check() {
 	local rate=$1 wire gp
 	wan_start --rate "${rate}mbit" --seed 1 || { bad "ferry-wanem --rate ${rate}mbit did not start"; return 0; }
-	iperf3_run "$T/rate.$rate.json" -t 5 -O 2 || bad "iperf3 at $rate Mb/s failed"
+	iperf3_run "$T/rate.$rate.json" -t 4 -O 1 || bad "iperf3 at $rate Mb/s failed"
 	stop
 	read -r wire gp _ <<<"$(wire_mbps "$T/rate.$rate.json")"
 	note "rate $rate Mb/s: ${wire:-?} Mb/s of frames (${gp:-?} Mb/s goodput)"
