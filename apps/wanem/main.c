@@ -93,6 +93,7 @@ static const char help[] =
 "Statistics, per direction: rx, tx, dropped (loss, queue = tail drop, full =\n"
 "out of buffers, flush = still queued at exit), duplicated, reordered,\n"
 "corrupted, marked, queue peak; they add up: rx + duplicated = tx + dropped.\n"
+"Once both ports are up it prints \"ferry-wanem: forwarding\" on stderr.\n"
 "SIGINT or SIGTERM stops forwarding and writes them. Exit status 0, 1 on an\n"
 "error (with the reason), 2 on bad usage. See docs/wan.md.\n";
 

@@ -149,7 +149,7 @@ _wan_mem() {
 
 # wan_start [options]: ferry-wanem in namespace W; waits for a ping.
 wan_start() {
-	local eal i wait_s=20
+	local eal end wait_s=20
 	[ -x "$WANEM" ] || { _wan_say "no ferry-wanem at $WANEM (a build with DPDK?)"; return 1; }
 	_wan_mem
 	eal="--vdev=net_af_packet0,iface=$WAN_PORTA,$WAN_AFP"
@@ -160,19 +160,30 @@ wan_start() {
 	ip netns exec "$WAN_NSW" $WAN_PRIO "$WANEM" --dpdk "$eal" --json "$@" \
 		>"$WAN_JSON" 2>"$WAN_LOG" &
 	WAN_PID=$!
-	for ((i = 0; i < wait_s * 2; i++)); do
+	end=$((SECONDS + wait_s))
+	while [ "$SECONDS" -lt "$end" ]; do
 		if ! kill -0 "$WAN_PID" 2>/dev/null; then
 			wait "$WAN_PID" 2>/dev/null
 			WAN_PID=
 			_wan_say "ferry-wanem exited: $(tail -3 "$WAN_LOG")"
 			return 1
 		fi
+		# a ping sent before the ports are up is lost, and waited
+		# for: none until ferry-wanem says it forwards
+		if ! grep -q "^ferry-wanem: forwarding" "$WAN_LOG" 2>/dev/null; then
+			sleep 0.05
+			continue
+		fi
 		# up to 2 x 1 s of delay each way: wait up to 3 s per ping
 		ip netns exec "$WAN_NSA" ping -n -q -c 1 -W 3 "$WAN_IPB" \
 			>/dev/null 2>&1 && return 0
 		sleep 0.5
 	done
-	_wan_say "no ping got through ferry-wanem in ${wait_s} s"
+	if grep -q "^ferry-wanem: forwarding" "$WAN_LOG" 2>/dev/null; then
+		_wan_say "no ping got through ferry-wanem in ${wait_s} s"
+	else
+		_wan_say "ferry-wanem did not start forwarding in ${wait_s} s: $(tail -3 "$WAN_LOG")"
+	fi
 	return 1
 }
 
