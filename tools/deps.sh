@@ -15,6 +15,7 @@ pkgs=(
 	libgfal2-dev gfal2-util-scripts python3-gfal2-util python3-gfal2 gfal2-plugin-file # the gfal2 plugin, its tests
 	qemu-system-x86 busybox-static cpio kmod # tests/vm: rxe guests (and the kernel, below)
 	perftest # bench/verbs_vs_perftest.sh
+	liburing-dev # bench/small_file_floor.sh: its io_uring column
 	xrootd-server xrootd-client # the reference for ferry's checksum lines
 	dpkg-dev debhelper lintian mmdebstrap git # make deb, the package install test
 	libopenmpi-dev openmpi-bin slurm-wlm # ferry-stage, its mpirun and srun tests
