@@ -294,7 +294,10 @@ int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
 	fputs(", \"sys_s\": ", out);
 	jnum(out, r->cpu_sys);
 	fputs(", \"per_gb_s\": ", out);
-	jnum(out, ferry_cpu_per_gb(cpu, r->bytes));
+	if (r->bytes)
+		jnum(out, ferry_cpu_per_gb(cpu, r->bytes));
+	else
+		fputs("null", out); /* no rate of nothing moved */
 	fputs("},\n    \"peer\": {\"bytes\": ", out);
 	fprintf(out, "%llu", (unsigned long long)r->peer_bytes);
 	fputs(", \"cpu_user_s\": ", out);
