@@ -63,8 +63,9 @@ static int subdir(int top, const char *name)
 }
 
 #ifdef WITH_URING
-/* Reap want completions; each must be a success (a write: its size). */
-static void reap(struct io_uring *ring, unsigned want, int *fds)
+/* Reap want completions; each must be a success, and a write (size > 0)
+ * must have written size bytes. Opens leave their fds in fds. */
+static void reap(struct io_uring *ring, unsigned want, int *fds, int size)
 {
 	struct io_uring_cqe *c;
 
@@ -75,6 +76,10 @@ static void reap(struct io_uring *ring, unsigned want, int *fds)
 		if (c->res < 0) {
 			errno = -c->res;
 			fail("an io_uring operation");
+		}
+		if (size > 0 && c->res != size) {
+			errno = EIO;
+			fail("a short write");
 		}
 		if (fds)
 			fds[c->user_data] = c->res;
@@ -106,11 +111,11 @@ static double batched(int top, int n, const char *buf,
 					     O_WRONLY | O_CREAT | O_EXCL, 0644);
 			s->user_data = (unsigned)j;
 		}
-		reap(&ring, (unsigned)m, fds);
+		reap(&ring, (unsigned)m, fds, 0);
 		for (int j = 0; j < m; j++)
 			io_uring_prep_write(io_uring_get_sqe(&ring), fds[j],
 					    buf, 4096, 0);
-		reap(&ring, (unsigned)m, NULL);
+		reap(&ring, (unsigned)m, NULL, 4096);
 		for (int j = 0; j < m; j++)
 			if (futimens(fds[j], mt))
 				fail("futimens");
@@ -122,7 +127,7 @@ static double batched(int top, int n, const char *buf,
 					       part[j], c, name[j],
 					       RENAME_NOREPLACE);
 		}
-		reap(&ring, 2 * (unsigned)m, NULL);
+		reap(&ring, 2 * (unsigned)m, NULL, 0);
 	}
 	io_uring_queue_exit(&ring);
 	return (now() - t0) / n * 1e6;
