@@ -44,9 +44,11 @@ void out_interval(const struct ferry_report *r, const struct ferry_interval *iv,
  * empty files moves none: no rate to print). */
 static void out_cpu(FILE *f, double cpu, uint64_t bytes)
 {
+	double per_gb = ferry_cpu_per_gb(cpu, bytes);
+
 	fprintf(f, "%.2f s", cpu);
-	if (bytes)
-		fprintf(f, " (%.3f s/GB)", ferry_cpu_per_gb(cpu, bytes));
+	if (per_gb >= 0)
+		fprintf(f, " (%.3f s/GB)", per_gb);
 }
 
 void out_summary(FILE *f, const char *prefix, const struct ferry_report *r)

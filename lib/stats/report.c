@@ -274,7 +274,7 @@ static void end_iperf(const struct ferry_report *r, FILE *out)
 int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
 			 void (*extra)(FILE *out, void *arg), void *arg)
 {
-	double cpu = r->cpu_user + r->cpu_sys;
+	double cpu = r->cpu_user + r->cpu_sys, per_gb;
 
 	fputs("{\n  \"start\": ", out);
 	start_json(r, out);
@@ -294,10 +294,11 @@ int ferry_report_json_ex(const struct ferry_report *r, FILE *out,
 	fputs(", \"sys_s\": ", out);
 	jnum(out, r->cpu_sys);
 	fputs(", \"per_gb_s\": ", out);
-	if (r->bytes)
-		jnum(out, ferry_cpu_per_gb(cpu, r->bytes));
-	else
+	per_gb = ferry_cpu_per_gb(cpu, r->bytes);
+	if (per_gb < 0)
 		fputs("null", out); /* no rate of nothing moved */
+	else
+		jnum(out, per_gb);
 	fputs("},\n    \"peer\": {\"bytes\": ", out);
 	fprintf(out, "%llu", (unsigned long long)r->peer_bytes);
 	fputs(", \"cpu_user_s\": ", out);
