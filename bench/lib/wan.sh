@@ -147,6 +147,9 @@ _wan_mem() {
 	return 0
 }
 
+# _wan_forwarding: ferry-wanem said its ports are up.
+_wan_forwarding() { grep -q "^ferry-wanem: forwarding" "$WAN_LOG" 2>/dev/null; }
+
 # wan_start [options]: ferry-wanem in namespace W; waits for a ping.
 wan_start() {
 	local eal end wait_s=20
@@ -170,7 +173,7 @@ wan_start() {
 		fi
 		# a ping sent before the ports are up is lost, and waited
 		# for: none until ferry-wanem says it forwards
-		if ! grep -q "^ferry-wanem: forwarding" "$WAN_LOG" 2>/dev/null; then
+		if ! _wan_forwarding; then
 			sleep 0.05
 			continue
 		fi
@@ -179,7 +182,7 @@ wan_start() {
 			>/dev/null 2>&1 && return 0
 		sleep 0.5
 	done
-	if grep -q "^ferry-wanem: forwarding" "$WAN_LOG" 2>/dev/null; then
+	if _wan_forwarding; then
 		_wan_say "no ping got through ferry-wanem in ${wait_s} s"
 	else
 		_wan_say "ferry-wanem did not start forwarding in ${wait_s} s: $(tail -3 "$WAN_LOG")"
