@@ -47,17 +47,6 @@ roles() {
 	finish
 }
 
-# slow PID: hold PID (all its threads) to a tenth of a CPU from now on.
-# A receiver held so is slow to check and land each chunk, and its sender
-# waits for credits: a transfer lasts long enough to be interrupted
-# mid-file on any host. (Moved after it started, so its start is quick.)
-slow() {
-	local g=/sys/fs/cgroup/ferry-slow
-	[ -d $g ] || { mkdir $g && echo "10000 100000" >$g/cpu.max; } ||
-		fail "no cgroup v2 cpu controller to slow a process down"
-	echo "$1" >$g/cgroup.procs || fail "cannot move $1 into $g"
-}
-
 # tree DIR: what DIR holds, sorted: a line a directory and a file (type,
 # mode, size, path), then each file's md5 (md5sum is quick under TCG,
 # where hashing with SIMD code is emulated slowly).

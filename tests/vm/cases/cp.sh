@@ -28,7 +28,7 @@ daemon() {
 # same DIR WHAT: DIR holds what the source tree does
 same() {
 	if tree "$1" | diff "$L.tree" - >&2; then
-		echo "ok: $2: identical to the source ($(grep -c '^f' "$L.tree") files)"
+		echo "ok: $2: identical to the source ($(grep -c '^f ' "$L.tree") files)"
 	else
 		bad "$2: differs from the source (above: < source, > copy)"
 	fi

@@ -7,18 +7,17 @@
 #    no part file or journal left;
 #  - (b) the receiver killed -9 mid-file: the sender fails; the receiver
 #    restarted and the command again: the same.
-# The receivers of the interrupted transfers are held to a tenth of a CPU
-# (slow), so the kill lands mid-file however fast the host is; the reruns
-# go to a receiver that runs free.
+# The interrupted transfers are paced to 8 Mbit/s (-b), so big takes 8 s
+# and the kill lands mid-file however fast or slow the host is; the
+# reruns go at full speed.
 . "$(dirname "$0")/../glib.sh"
 
 D=$W/dst
 SEND=(--key "$KEY" --transport verbs -l 256K -P 2 --files 1 -i 0 --timeout 5)
-# the interrupted ones: one slot a stream, so the sender waits on credits,
-# and a stall limit (the later --timeout wins) long enough for the first
-# chunk to reach a receiver held to a tenth of a CPU under TCG, and short
-# enough to end well inside wait_gone's 30 s if the kill goes unseen
-SLOTS=(--slots 2 --timeout 15)
+# the interrupted ones: paced (a 256 KiB chunk every 0.26 s), and a stall
+# limit (the later --timeout wins) short enough to end well inside
+# wait_gone's 30 s if the receiver's death goes unseen
+PACED=(-b 8M --timeout 15)
 
 # midfile CASE: until the big file of CASE has a verified chunk in its
 # journal in the receiver's staging area (a 36-byte header, then 20 bytes
@@ -48,7 +47,7 @@ interrupted() {
 # complete CASE: the tree below CASE is the source's; nothing left over.
 complete() {
 	if tree "$D/$1/src" | diff "$L.tree" - >&2; then
-		echo "ok: ($1) the tree arrived identical: $(grep -c '^f' "$L.tree") files"
+		echo "ok: ($1) the tree arrived identical: $(grep -c '^f ' "$L.tree") files"
 	else
 		bad "($1) the tree differs from the source (above: < source, > arrived)"
 	fi
@@ -70,10 +69,8 @@ failed_sessions() {
 server() {
 	mkdir -p "$D"
 	recv plain 7473 -d "$D" --timeout 5
-	recv slow-a 7474 -d "$D" --timeout 5
-	slow $RPID
-	recv slow-b 7475 -d "$D" --timeout 5
-	slow $RPID
+	recv paced-a 7474 -d "$D" --timeout 5
+	recv paced-b 7475 -d "$D" --timeout 5
 	mark servers
 
 	await sent 300
@@ -83,7 +80,7 @@ server() {
 	midfile a || bad "(a) big never had a verified chunk"
 	mark a-mid
 	await a-killed
-	failed_sessions slow-a 1
+	failed_sessions paced-a 1
 	interrupted a sender
 	mark a-checked
 	await a-done 300
@@ -117,7 +114,7 @@ client_() {
 	await plain-checked 120
 
 	note "(a) the sender killed -9 mid-file, then the same command again"
-	"$FERRY" send "${SEND[@]}" "${SLOTS[@]}" "$W/src" "$PEER:7474:/a" >"$W/a1.out" 2>&1 &
+	"$FERRY" send "${SEND[@]}" "${PACED[@]}" "$W/src" "$PEER:7474:/a" >"$W/a1.out" 2>&1 &
 	spid=$!
 	PIDS+=($spid)
 	await a-mid 120
@@ -130,7 +127,7 @@ client_() {
 	mark a-done
 
 	note "(b) the receiver killed -9 mid-file and restarted, then the command again"
-	"$FERRY" send "${SEND[@]}" "${SLOTS[@]}" "$W/src" "$PEER:7475:/b" >"$W/b1.out" 2>&1 &
+	"$FERRY" send "${SEND[@]}" "${PACED[@]}" "$W/src" "$PEER:7475:/b" >"$W/b1.out" 2>&1 &
 	spid=$!
 	PIDS+=($spid)
 	await b-restarted 120
