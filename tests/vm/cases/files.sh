@@ -85,6 +85,7 @@ server() {
 	mark a-checked
 	await a-done 300
 	complete a
+	mark a-complete
 
 	midfile b || bad "(b) big never had a verified chunk"
 	{ kill -9 "$RPID"; wait "$RPID"; } 2>/dev/null
@@ -125,6 +126,7 @@ client_() {
 		>"$W/a2.json" 2>"$W/a2.err" || bad "(a) the rerun failed: $(tail -n 3 "$W/a2.err")"
 	python3 "$CHECK" sent "$W/a2.json" 4 src/big || bad "(a) the rerun did not resume big"
 	mark a-done
+	await a-complete 120
 
 	note "(b) the receiver killed -9 mid-file and restarted, then the command again"
 	"$FERRY" send "${SEND[@]}" "${PACED[@]}" "$W/src" "$PEER:7475:/b" >"$W/b1.out" 2>&1 &
