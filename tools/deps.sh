@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Install the Debian packages ferry builds and tests with, when missing.
-# As root it runs apt-get; otherwise it prints the command to run.
+# As root it runs apt-get; otherwise it prints the command to run. Only
+# what the list names and what it depends on: packages merely recommended
+# are left out (half the download and a third of the disk), so whatever a
+# test or benchmark runs is named here.
 set -euo pipefail
 
 pkgs=(
 	meson ninja-build pkg-config gcc make
 	libssl-dev libisal-dev libcunit1-dev libnuma-dev
 	libibverbs-dev librdmacm-dev ibverbs-utils libdpdk-dev
-	iproute2 procps psmisc iputils-ping iperf3 python3 python3-scapy clang valgrind
+	iproute2 procps psmisc iputils-ping ethtool iperf3 python3 python3-scapy valgrind
+	clang libclang-rt-dev # the fuzz suite: clang and its libFuzzer runtime
 	dpdk-dev tshark # uroce: dpdk-testpmd (bench/uroce_ceiling.sh), captures
 	qperf gnuplot-nox # bench/osu_compare.sh: the reference, the plots
 	man-db groff-base systemd # man page checks, systemd-analyze verify of the unit
@@ -17,7 +21,7 @@ pkgs=(
 	perftest # bench/verbs_vs_perftest.sh
 	liburing-dev # bench/small_file_floor.sh: its io_uring column
 	xrootd-server xrootd-client # the reference for ferry's checksum lines
-	dpkg-dev debhelper lintian mmdebstrap git # make deb, the package install test
+	dpkg-dev build-essential debhelper lintian mmdebstrap git # make deb, the package install test
 	libopenmpi-dev openmpi-bin slurm-wlm # ferry-stage, its mpirun and srun tests
 )
 
@@ -43,14 +47,14 @@ fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "ferry: missing packages; run as root:" >&2
-	echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
+	echo "  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
 	exit 1
 fi
 echo "ferry: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-if ! apt-get install -y -q "${missing[@]}" >/tmp/ferry-apt.log 2>&1; then
+if ! apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/ferry-apt.log 2>&1; then
 	apt-get update -q >/dev/null
-	apt-get install -y -q "${missing[@]}" >/tmp/ferry-apt.log 2>&1 || {
+	apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/ferry-apt.log 2>&1 || {
 		echo "ferry: apt-get failed; see /tmp/ferry-apt.log" >&2
 		tail -5 /tmp/ferry-apt.log >&2
 		exit 1
