@@ -26,7 +26,7 @@
 # 8 MiB tree takes about half a second and kills land mid-transfer.
 #
 #   bash tests/faults/peers.sh tcp|uroce     (root; BUILD, SRC)
-#   FAULT_TRIALS=N     kill trials per side (default 20)
+#   FAULT_TRIALS=N     kill trials per side (default 12)
 #   FAULT_BOTH, FAULT_LINK, FAULT_DISK: those trials (3, 3, 1)
 #   FAULT_SEED=KIND:N  replay one trial (e.g. FAULT_SEED=recv:123456)
 #   FAULT_SEED_BASE=N  this run's seeds (default random, printed)
@@ -49,7 +49,7 @@ esac
 # seconds on a busy host
 [ "$TR" = uroce ] && export FAULT_TIMEOUT=${FAULT_TIMEOUT:-5}
 export FAULT_TIMEOUT=${FAULT_TIMEOUT:-3}
-N_KILL=${FAULT_TRIALS:-20}
+N_KILL=${FAULT_TRIALS:-12}
 N_BOTH=${FAULT_BOTH:-3}
 N_LINK=${FAULT_LINK:-3}
 N_DISK=${FAULT_DISK:-1}

@@ -54,7 +54,7 @@ client_() {
 		note "--osu $mode, 1 B to 16 KiB, $opoll polling"
 		c=$W/osu.$mode.csv
 		if timeout 120 "$FERRY" bench --key "$KEY" --transport verbs \
-			--osu $mode --sizes 1-16K --iters 10 --window 16 --poll $opoll \
+			--osu $mode --sizes 1-16K --iters 5 --window 16 --poll $opoll \
 			--csv "$PEER:7471" >"$c" 2>"$c.err"; then
 			python3 "$CHECK" osu "$c" $mode 1-16384 $opoll ||
 				bad "--osu $mode: the table is wrong"
