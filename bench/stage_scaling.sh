@@ -29,8 +29,9 @@
 # each rank's against its share, CAP / 4 (goal: within 5%).
 #
 # Each figure is the median of REPS runs (default 3), ferry-stage and the
-# hand split taking turns, each going first in every other rep; the table also gives ferry-stage's own data
-# phase (the JSON's seconds: launch, MPI's start and the walk excluded).
+# hand split taking turns, each going first in every other rep; the
+# table also gives ferry-stage's own data phase (the JSON's seconds:
+# launch, MPI's start and the walk excluded).
 #
 # Environment: NFILES (64), FILE_MB (32), BIG_MB (1024), RANKS ("1 2 4"),
 # REPS (3), SPLIT (ferry-stage's --split; default BIG_MB / 2, 0: none),
@@ -189,8 +190,9 @@ for r in $RANKS; do
 	# alternating, REPS times, and which goes first alternating too: a
 	# busy moment hits both alike
 	for rep in $(seq "$REPS"); do
-		for who in stage hand; do
-			[ $((rep % 2)) -eq 0 ] && who=$([ $who = stage ] && echo hand || echo stage)
+		order="stage hand"
+		[ $((rep % 2)) -eq 0 ] && order="hand stage"
+		for who in $order; do
 			clear_dest
 			wait_quiet 30 >/dev/null || note "the host is busy; measuring anyway"
 			if [ $who = stage ]; then

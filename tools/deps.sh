@@ -2,8 +2,9 @@
 # Install the Debian packages ferry builds and tests with, when missing.
 # As root it runs apt-get; otherwise it prints the command to run. Only
 # what the list names and what it depends on: packages merely recommended
-# are left out (half the download and a third of the disk), so whatever a
-# test or benchmark runs is named here.
+# are left out (on a bookworm root: 257 MB to fetch and 1.2 GB unpacked,
+# against 715 MB and 3.1 GB with them), so whatever a test or benchmark
+# runs is named here.
 set -euo pipefail
 
 pkgs=(

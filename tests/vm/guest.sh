@@ -31,8 +31,6 @@ setup() {
 	mount -t tmpfs shm /dev/shm
 	mkdir -p /dev/hugepages
 	mount -t hugetlbfs hugetlbfs /dev/hugepages
-	mount -t cgroup2 cgroup2 /sys/fs/cgroup &&
-		echo +cpu >/sys/fs/cgroup/cgroup.subtree_control
 	hostname "ferry-$VM_NAME"
 	printf '#!/bin/sh\nexec /sbin/modprobe -d %s "$@"\n' "$VM_KROOT" >$mp
 	chmod 755 $mp
