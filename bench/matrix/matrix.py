@@ -411,7 +411,8 @@ def gnuplot(script):
 
 def plots(d, results, series_rows, settings):
     kind = settings.get("plot", "streams")
-    title = settings.get("title", "")
+    # a single-quoted gnuplot string: a quote inside it is doubled
+    title = settings.get("title", "").replace("'", "''")
     dat = os.path.join(d, "plot")
     os.makedirs(dat, exist_ok=True)
     made = []
