@@ -230,7 +230,10 @@ const struct cli_cmd cli_cmd_doctor = {
 	"  tcp         net.core.rmem_max/wmem_max, net.ipv4.tcp_rmem/tcp_wmem\n"
 	"              against the bandwidth-delay product (per socket at most\n"
 	"              1 GiB, TCP's largest window), congestion control (bbr),\n"
-	"              tcp_slow_start_after_idle (0), tcp_mtu_probing (1)\n"
+	"              tcp_slow_start_after_idle (0), tcp_mtu_probing (1); the\n"
+	"              seconds a session takes to reach --rate at --rtt (setup\n"
+	"              and slow start), and the routes' first window\n"
+	"              (initcwnd, initrwnd) that would shorten them\n"
 	"  cpu         the frequency governor (performance)\n",
 	.sections = {
 		{ G_CHECKS },

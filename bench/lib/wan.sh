@@ -50,7 +50,9 @@
 # (1: generic receive offload on A's and B's own veth ends, as a real
 # host's NIC has it on: each host's TCP receive path then takes frames
 # in batches; what crosses ferry-wanem is unchanged, one frame at a time;
-# default off).
+# default off), WAN_INITCWND (segments: the initcwnd and initrwnd of A's
+# and B's routes to each other, as `ferry doctor` suggests for long paths;
+# default: the kernel's 10).
 
 _wan_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WANEM=${WANEM:-${BUILD:-$_wan_root/build}/apps/wanem/ferry-wanem}
@@ -126,6 +128,17 @@ _wan_net() {
 	fi
 	ip -n "$WAN_NSA" addr add "$WAN_IPA/24" dev "$WAN_DEVA" || return 1
 	ip -n "$WAN_NSB" addr add "$WAN_IPB/24" dev "$WAN_DEVB" || return 1
+	if [ -n "${WAN_INITCWND:-}" ]; then
+		# the route each host reaches the other by, with a larger first
+		# window (what `ferry doctor` suggests for long paths)
+		ip -n "$WAN_NSA" route change "${WAN_IPA%.*}.0/24" dev "$WAN_DEVA" \
+			proto kernel scope link src "$WAN_IPA" \
+			initcwnd "$WAN_INITCWND" initrwnd "$WAN_INITCWND" &&
+			ip -n "$WAN_NSB" route change "${WAN_IPB%.*}.0/24" dev "$WAN_DEVB" \
+				proto kernel scope link src "$WAN_IPB" \
+				initcwnd "$WAN_INITCWND" initrwnd "$WAN_INITCWND" ||
+			{ _wan_say "WAN_INITCWND: ip route change failed"; return 1; }
+	fi
 }
 
 # _wan_mem: DPDK memory arguments in WAN_MEM_ARGS.

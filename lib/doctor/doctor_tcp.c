@@ -162,6 +162,42 @@ static void plan(struct ferry__doctor *d)
 	}
 }
 
+/* Round trips of slow start until streams of first bytes each, doubling
+ * every round trip, hold bdp together. */
+static unsigned doublings(uint64_t bdp, double first)
+{
+	unsigned k = 0;
+
+	for (double w = first; w < (double)bdp && k < 64; w *= 2)
+		k++;
+	return k;
+}
+
+/* The first seconds of a session on this path: four round trips of setup
+ * (the control connection, authentication, the plan, the data streams'
+ * connections) before data flows, then TCP's slow start from ten segments
+ * per stream (RFC 6928), doubling each round trip until the streams a
+ * session starts with hold the BDP together. The first window is the
+ * route's (initcwnd at the sender, initrwnd at the receiver); ferry
+ * changes no route. */
+static void ramp(struct ferry__doctor *d)
+{
+	double rtt = d->rtt_ms / 1e3;
+	double first = FERRY_DEFAULT_STREAMS * (double)FERRY__TCP_IW;
+	unsigned k = doublings(d->bdp, first);
+	unsigned k100 = doublings(d->bdp, 10 * first);
+	double t = (4 + k) * rtt;
+	struct ferry_check *c;
+
+	c = ferry__doctor_add(d, FERRY_CHECK_INFO, "tcp ramp");
+	ferry__doctor_value(c, "about %.*f %s to full rate: 4 round trips of setup, then %u of slow start from 10 segments on each of the %d streams a session starts with",
+			    t < 1 ? 0 : 1, t < 1 ? t * 1e3 : t,
+			    t < 1 ? "ms" : "s", k, FERRY_DEFAULT_STREAMS);
+	if ((k - k100) * rtt >= 0.5)
+		ferry__doctor_fix(c, "a first window of 100 segments at both ends makes it %u round trips, %.1f s sooner: ip route change $(ip route show default | head -n 1) initcwnd 100 initrwnd 100 on each host (where the peer is reached by another route: that route's line of ip route show)",
+				  k100, (k - k100) * rtt);
+}
+
 void ferry__doctor_tcp(struct ferry__doctor *d)
 {
 	core_max(d, "rmem_max");
@@ -169,6 +205,7 @@ void ferry__doctor_tcp(struct ferry__doctor *d)
 	tcp_mem(d, "tcp_rmem");
 	tcp_mem(d, "tcp_wmem");
 	plan(d);
+	ramp(d);
 	congestion(d);
 	flag(d, "tcp_slow_start_after_idle", 0, FERRY_CHECK_WARN,
 	     "a stream idle for one RTO restarts from a small window");

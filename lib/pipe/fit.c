@@ -21,6 +21,12 @@ int ferry__fit_init(struct ferry__fit *f, unsigned n, double rtt_s,
 	f->max = max;
 	f->interval_ns = iv > FERRY__FIT_MIN_IV_NS ? iv : FERRY__FIT_MIN_IV_NS;
 	f->last_ns = now_ns;
+	/* checks of slow start: a few per round trip, or none */
+	iv = (uint64_t)(rtt_s * 1e9) / FERRY__FIT_SS_DIV;
+	if (iv < FERRY__FIT_SS_MIN_NS)
+		iv = FERRY__FIT_SS_MIN_NS;
+	f->ss_interval_ns = 2 * iv <= (uint64_t)(rtt_s * 1e9) ? iv : 0;
+	f->ss_last_ns = now_ns;
 	return 0;
 }
 
@@ -39,13 +45,59 @@ static uint64_t window(const struct ferry__fit *f, double gain, double rate)
 	return (uint64_t)w;
 }
 
+/* The bound on slow start (fit.h): each check raises a stream's window to
+ * FERRY__FIT_SS_GAIN x its rate since the last check x the base RTT. The
+ * checks come a few per round trip, so the window grows by a root of two
+ * between them, well within the bound, though that rate trails the
+ * stream's by half a check. */
+static bool slow_start_bound(struct ferry__fit *f, uint64_t now_ns,
+			     const struct ferry__fit_in *in)
+{
+	double dt = (double)(now_ns - f->ss_last_ns) / 1e9;
+	bool changed = false;
+
+	f->ss_last_ns = now_ns;
+	for (unsigned i = 0; i < f->n; i++) {
+		struct ferry__fit_stream *s = &f->s[i];
+		double rate = (double)(in[i].bytes - s->ss_bytes) / dt;
+		uint64_t w;
+
+		s->ss_bytes = in[i].bytes;
+		if (s->engaged || rate <= 0)
+			continue;
+		w = window(f, FERRY__FIT_SS_GAIN, rate);
+		if (w > s->clamp) {
+			s->clamp = w;
+			changed = true;
+		}
+	}
+	return changed;
+}
+
+static bool slow_start_due(const struct ferry__fit *f, uint64_t now_ns)
+{
+	return f->ss_interval_ns && f->engaged < f->n &&
+	       now_ns >= f->ss_last_ns + f->ss_interval_ns;
+}
+
+bool ferry__fit_due(const struct ferry__fit *f, uint64_t now_ns)
+{
+	return f->n && (now_ns >= f->last_ns + f->interval_ns ||
+			slow_start_due(f, now_ns));
+}
+
 bool ferry__fit_sample(struct ferry__fit *f, uint64_t now_ns,
 		       const struct ferry__fit_in *in)
 {
+	bool changed = false;
 	double dt;
 
-	if (!f->n || now_ns < f->last_ns + f->interval_ns)
+	if (!f->n)
 		return false;
+	if (slow_start_due(f, now_ns))
+		changed = slow_start_bound(f, now_ns, in);
+	if (now_ns < f->last_ns + f->interval_ns)
+		return changed;
 	dt = (double)(now_ns - f->last_ns) / 1e9;
 	f->last_ns = now_ns;
 	for (unsigned i = 0; i < f->n; i++) {

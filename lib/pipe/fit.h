@@ -37,6 +37,21 @@
  * round trip is a full queue's: the window follows the rate as without
  * loss, which empties it.
  *
+ * Slow start is the kernel's, with one bound. It doubles what a stream
+ * has in flight each round trip and learns of the bottleneck only from
+ * the loss it causes: the round trip it reaches the bottleneck's rate, it
+ * has about twice the BDP out, and more each round trip after (bbr's
+ * startup runs three more; with a queue of one BDP, that is a BDP or
+ * more of drops, and seconds of recovery for every flow through it). So
+ * FERRY__FIT_SS_DIV times a round trip the receiver raises a
+ * slow-starting stream's window to FERRY__FIT_SS_GAIN x the rate it
+ * delivered since the last check x the base RTT + FERRY__FIT_EXTRA
+ * (never lowering it): room to double each round trip while the rate
+ * doubles, and once the rate stops at the bottleneck's, no more than two
+ * BDPs in flight, one of them queued.
+ * Paths whose round trip is under two checks (FERRY__FIT_SS_MIN_NS
+ * apart) leave slow start alone: the checks would lag it.
+ *
  * The base RTT is the plan's, measured on the control connection before
  * the session's data made any queue. Paths under FERRY__FIT_MIN_RTT_S are
  * left to the kernel: their windows are small already.
@@ -57,6 +72,9 @@
 #define FERRY__FIT_DIPS 3             /* intervals a dip must last */
 #define FERRY__FIT_MIN_RTT_S 0.005
 #define FERRY__FIT_MIN_IV_NS 200000000ull /* the shortest interval */
+#define FERRY__FIT_SS_GAIN 2.0        /* slow start: x the rate x base RTT */
+#define FERRY__FIT_SS_DIV 4           /* its checks: base RTT / this */
+#define FERRY__FIT_SS_MIN_NS 20000000ull /* ... and at least 20 ms apart */
 
 struct ferry__fit_stream {
 	uint64_t bytes;    /* received at the last sample */
@@ -65,12 +83,15 @@ struct ferry__fit_stream {
 	unsigned dips;     /* intervals in a row under half of rate */
 	bool engaged;      /* out of slow start: clamped */
 	uint64_t clamp;    /* the window, bytes; 0: none */
+	uint64_t ss_bytes; /* received at the last slow-start check */
 };
 
 struct ferry__fit {
 	unsigned n;
 	double rtt_s;
 	uint64_t interval_ns, last_ns;
+	uint64_t ss_interval_ns, ss_last_ns; /* the slow-start checks; 0:
+						 none (a short path) */
 	uint64_t max;      /* the largest window to set (0: no bound) */
 	unsigned engaged;  /* streams clamped */
 	struct ferry__fit_stream *s;
@@ -89,10 +110,14 @@ struct ferry__fit_in {
 	double rtt_s; /* 0: no estimate */
 };
 
+/* Is a sample due at now_ns (an interval, or a check of slow start)? */
+bool ferry__fit_due(const struct ferry__fit *f, uint64_t now_ns);
+
 /* A sample at now_ns: in[i], what stream i has received so far. Before
- * the next interval is due it changes nothing and returns false; else true:
- * the caller sets f->s[i].clamp on every engaged stream (again: the
- * kernel's own buffer tuning may have moved it). */
+ * the next interval or slow-start check is due it changes nothing and
+ * returns false; else true when clamps may have moved: the caller sets
+ * f->s[i].clamp on every stream where it is not 0 (again: the kernel's
+ * own buffer tuning may have moved it). */
 bool ferry__fit_sample(struct ferry__fit *f, uint64_t now_ns,
 		       const struct ferry__fit_in *in);
 

@@ -285,7 +285,7 @@ void ferry__pipe_fit_tick(struct ferry__pipe *p)
 {
 	unsigned before = p->fit.engaged;
 
-	if (!p->fit.n || ferry__now_ns() < p->fit.last_ns + p->fit.interval_ns)
+	if (!ferry__fit_due(&p->fit, ferry__now_ns()))
 		return;
 	for (unsigned i = 0; i < p->fit.n; i++) {
 		struct ferry_xport_rx rx;
@@ -306,7 +306,7 @@ void ferry__pipe_fit_tick(struct ferry__pipe *p)
 	if (!ferry__fit_sample(&p->fit, ferry__now_ns(), p->fit_in))
 		return;
 	for (unsigned i = 0; i < p->fit.n; i++)
-		if (p->fit.s[i].engaged)
+		if (p->fit.s[i].clamp)
 			(void)p->ops->clamp(p->x, i, p->fit.s[i].clamp);
 	if (p->fit.engaged != before)
 		ferry__log(FERRY_LOG_INFO,

@@ -301,6 +301,9 @@ static void test_bdp(void)
 	CU_ASSERT_EQUAL(run_ex("bad", NULL, 1, 1), 0);
 	EXPECT("bdp", FERRY_CHECK_INFO, "122.1 KiB in flight = 1 Gb/s (--rate) x 1 ms (--rtt)");
 	CU_ASSERT_STRING_EQUAL(find("bdp")->fix, "");
+	/* 122 KiB: three round trips from 4 x 10 segments, nothing to fix */
+	EXPECT("tcp ramp", FERRY_CHECK_INFO, "about 6 ms to full rate: 4 round trips of setup, then 2 of slow start");
+	CU_ASSERT_STRING_EQUAL(find("tcp ramp")->fix, "");
 	EXPECT("net.core.rmem_max", FERRY_CHECK_PASS, "208 KiB, holds the 122.1 KiB");
 	EXPECT("net.ipv4.tcp_wmem", FERRY_CHECK_PASS, "max 4 MiB");
 
@@ -325,6 +328,10 @@ static void test_bdp(void)
 	EXPECT("tcp streams", FERRY_CHECK_INFO, "ferry opens 45 streams by itself on this path (no -P needed)");
 	EXPECT_FIX("tcp streams", "the buffer sysctls above would let 4 streams do (with -b 2;");
 	EXPECT_FIX("tcp streams", "without -b, ferry plans for the NIC's speed, starts 4 of those streams");
+	/* 75 MB from 4 x 14,480 B: 11 doublings; from ten times that, 8 */
+	EXPECT("tcp ramp", FERRY_CHECK_INFO, "about 4.5 s to full rate: 4 round trips of setup, then 11 of slow start from 10 segments on each of the 4 streams");
+	EXPECT_FIX("tcp ramp", "makes it 8 round trips, 0.9 s sooner");
+	EXPECT_FIX("tcp ramp", "ip route change $(ip route show default | head -n 1) initcwnd 100 initrwnd 100");
 }
 
 /* Every WARN and FAIL says how to fix it; every result says what it saw. */

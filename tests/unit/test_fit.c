@@ -3,10 +3,13 @@
  * whose queue adds to the round trip, sampled once per interval as the
  * receiver's control loop samples them. A stream's window doubles each
  * round trip in slow start up to what its buffer holds, and is the fit's
- * clamp once the fit has engaged it. The fit must leave slow start alone,
+ * clamp once the fit has engaged it. The fit must let slow start run,
  * bring uneven sessions to even shares, keep the queue short enough that
  * a small-window flow beside them is not starved, let a stream grow into
- * a path that frees up, and not shrink a window for a short pause. */
+ * a path that frees up, and not shrink a window for a short pause. A
+ * finer simulation (a quarter of a round trip per step) checks the bound
+ * on slow start: no slower to the bottleneck, and no overflow of a queue
+ * of one BDP when it gets there. */
 #include <string.h>
 
 #include "cu.h"
@@ -116,8 +119,9 @@ static void test_init(void)
 	ferry__fit_free(&f);
 }
 
-/* Slow start is not clamped; a stream is held once its rate stops
- * multiplying, to gain x rate x base RTT + extra. */
+/* Slow start is left to run (the sim's windows take no clamp before the
+ * fit engages them); a stream is held once its rate stops multiplying, to
+ * gain x rate x base RTT + extra. */
 static void test_slow_start(void)
 {
 	struct ferry__fit f;
@@ -314,6 +318,91 @@ static void test_max(void)
 	ferry__fit_free(&f);
 }
 
+/* Slow start in quarters of a round trip: n streams whose windows double
+ * each round trip (up to BUF, and to the fit's clamp where it set one),
+ * behind the bottleneck; the fit sampled each quarter, as the receiver's
+ * loop does. bound: use the fit's clamps. Returns the largest queue seen;
+ * *t90 gets the first time the streams together carried 90% of the cap. */
+static double ss_run(unsigned n, bool bound, double *t90)
+{
+	struct ferry__fit f;
+	struct ferry__fit_in in[MAXS];
+	double win[MAXS], dt = R0 / 4, peak = 0;
+	uint64_t now = 0;
+
+	CU_ASSERT_EQUAL_FATAL(ferry__fit_init(&f, n, R0, 0, 0), 0);
+	CU_ASSERT_EQUAL(f.ss_interval_ns, (uint64_t)(R0 * 1e9) / 4);
+	memset(in, 0, sizeof(in));
+	*t90 = -1;
+	for (unsigned i = 0; i < n; i++)
+		win[i] = IW;
+	for (int k = 0; k < 4 * 30; k++) { /* 30 round trips */
+		double sum = 0, q, rtt, scale = 1;
+
+		for (unsigned i = 0; i < n; i++)
+			sum += win[i];
+		q = sum - CAP * R0;
+		q = q < 0 ? 0 : q;
+		if (q > peak)
+			peak = q;
+		rtt = R0 + (q < QMAX ? q : QMAX) / CAP;
+		if (sum / rtt > CAP)
+			scale = CAP / (sum / rtt);
+		if (*t90 < 0 && sum / rtt * scale >= 0.9 * CAP)
+			*t90 = k * dt;
+		for (unsigned i = 0; i < n; i++) {
+			in[i].bytes += (uint64_t)(win[i] / rtt * scale * dt);
+			in[i].rtt_s = rtt;
+		}
+		now += f.ss_interval_ns;
+		ferry__fit_sample(&f, now, in);
+		for (unsigned i = 0; i < n; i++) {
+			double next = win[i] * 1.189207; /* 2^(1/4) */
+
+			if (next > BUF)
+				next = BUF;
+			if (bound && f.s[i].clamp && next > (double)f.s[i].clamp)
+				next = (double)f.s[i].clamp;
+			win[i] = next;
+		}
+	}
+	ferry__fit_free(&f);
+	return peak;
+}
+
+/* The bound on slow start: four streams reach 90% of the bottleneck no
+ * more than a round trip later than unbounded ones, and queue at most a
+ * BDP (and the fixed part) on the way, where unbounded ones queue several
+ * BDPs: a queue of one BDP would drop the rest. */
+static void test_slow_start_bound(void)
+{
+	double t_free, t_bound;
+	double free_peak = ss_run(4, false, &t_free);
+	double bound_peak = ss_run(4, true, &t_bound);
+
+	CU_ASSERT_TRUE(t_free > 0 && t_bound > 0);
+	CU_ASSERT_TRUE(t_bound <= t_free + R0);
+	CU_ASSERT_TRUE(free_peak > 2 * QMAX);
+	CU_ASSERT_TRUE(bound_peak <= QMAX + 4 * FERRY__FIT_EXTRA);
+}
+
+/* A path under two checks per round trip leaves slow start alone. */
+static void test_slow_start_short(void)
+{
+	struct ferry__fit f;
+	struct ferry__fit_in b[1] = { { 0 } };
+
+	CU_ASSERT_EQUAL(ferry__fit_init(&f, 1, 0.03, 0, 0), 0);
+	CU_ASSERT_EQUAL(f.ss_interval_ns, 0);
+	b[0].bytes = 1000000;
+	CU_ASSERT_FALSE(ferry__fit_sample(&f, 100 * MS, b));
+	CU_ASSERT_EQUAL(f.s[0].clamp, 0);
+	ferry__fit_free(&f);
+	CU_ASSERT_EQUAL(ferry__fit_init(&f, 1, 0.08, 0, 0), 0);
+	CU_ASSERT_EQUAL(f.ss_interval_ns, 20 * MS);
+	ferry__fit_free(&f);
+}
+
 int main(void)
 {
 	CU_TestInfo tests[] = {
@@ -326,6 +415,9 @@ int main(void)
 		{ "loss does not shrink a window", test_loss },
 		{ "loss behind a full queue does", test_loss_queued },
 		{ "the clamp stays within the buffers", test_max },
+		{ "slow start: no overflow, no later", test_slow_start_bound },
+		{ "slow start on a short path is the kernel's",
+		  test_slow_start_short },
 		CU_TEST_INFO_NULL,
 	};
 

@@ -31,6 +31,9 @@
  * it may exceed the sysctls. */
 #define FERRY__PLAN_MAX_WINDOW ((uint64_t)1 << 30)
 #define FERRY__PLAN_FORCE_BUF ((uint64_t)256 << 20)
+/* A new connection's first window, bytes: ten segments of 1448 (RFC 6928,
+ * Linux's default where the route sets no initcwnd). */
+#define FERRY__TCP_IW 14480u
 
 /* One host's limits on a socket's buffers (bytes), from its sysctls, and
  * whether it may exceed them (CAP_NET_ADMIN: SO_RCVBUFFORCE and
