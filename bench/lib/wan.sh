@@ -129,16 +129,18 @@ _wan_net() {
 	ip -n "$WAN_NSA" addr add "$WAN_IPA/24" dev "$WAN_DEVA" || return 1
 	ip -n "$WAN_NSB" addr add "$WAN_IPB/24" dev "$WAN_DEVB" || return 1
 	if [ -n "${WAN_INITCWND:-}" ]; then
-		# the route each host reaches the other by, with a larger first
-		# window (what `ferry doctor` suggests for long paths)
-		ip -n "$WAN_NSA" route change "${WAN_IPA%.*}.0/24" dev "$WAN_DEVA" \
-			proto kernel scope link src "$WAN_IPA" \
-			initcwnd "$WAN_INITCWND" initrwnd "$WAN_INITCWND" &&
-			ip -n "$WAN_NSB" route change "${WAN_IPB%.*}.0/24" dev "$WAN_DEVB" \
-				proto kernel scope link src "$WAN_IPB" \
-				initcwnd "$WAN_INITCWND" initrwnd "$WAN_INITCWND" ||
-			{ _wan_say "WAN_INITCWND: ip route change failed"; return 1; }
+		_wan_initcwnd "$WAN_NSA" "$WAN_DEVA" "$WAN_IPA" &&
+			_wan_initcwnd "$WAN_NSB" "$WAN_DEVB" "$WAN_IPB" || return 1
 	fi
+}
+
+# _wan_initcwnd NS DEV IP: the route NS reaches the other host by, with a
+# first window of WAN_INITCWND segments (what `ferry doctor` suggests for
+# long paths).
+_wan_initcwnd() {
+	ip -n "$1" route change "${3%.*}.0/24" dev "$2" proto kernel scope link \
+		src "$3" initcwnd "$WAN_INITCWND" initrwnd "$WAN_INITCWND" ||
+		{ _wan_say "WAN_INITCWND: ip route change in $1 failed"; return 1; }
 }
 
 # _wan_mem: DPDK memory arguments in WAN_MEM_ARGS.

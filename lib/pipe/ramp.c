@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "pipe/ramp.h"
+#include "xport/tcp/tcp_plan.h"
 
 void ferry__ramp_init(struct ferry__ramp *r, unsigned start, unsigned max,
 		      double rtt_s, uint64_t now_ns)
@@ -26,12 +27,12 @@ void ferry__ramp_init(struct ferry__ramp *r, unsigned start, unsigned max,
 }
 
 /* How long a new stream's slow start takes to reach per_stream B/s: one
- * round trip per doubling from FERRY__RAMP_IW to its window, and one
+ * round trip per doubling from FERRY__TCP_IW to its window, and one
  * more for its acknowledgements to come back. */
 static uint64_t settle(const struct ferry__ramp *r, double per_stream)
 {
 	double win = per_stream * (double)r->rtt_ns / 1e9;
-	double trips = win > FERRY__RAMP_IW ? log2(win / FERRY__RAMP_IW) : 0;
+	double trips = win > FERRY__TCP_IW ? log2(win / FERRY__TCP_IW) : 0;
 
 	if (trips > 30)
 		trips = 30;
@@ -76,7 +77,7 @@ bool ferry__ramp_sample(struct ferry__ramp *r, uint64_t now_ns,
 	moved = acked_bytes - r->bytes;
 	lost = retx - r->retx;
 	if (r->last_rate < 0 &&
-	    moved < (uint64_t)r->active * FERRY__RAMP_IW) {
+	    moved < (uint64_t)r->active * FERRY__TCP_IW) {
 		/* the data has not started (less than one first window per
 		 * stream): no baseline yet, and no plateau before one */
 		r->bytes = acked_bytes;

@@ -29,13 +29,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "xport/tcp/tcp_plan.h"
-
 #define FERRY__RAMP_RISE 0.10   /* a rise under 10% per interval: a plateau */
 #define FERRY__RAMP_LOSS 0.001  /* retransmitted over sent: loss */
 #define FERRY__RAMP_SETTLE 2    /* intervals a step gets at least before a
 				   plateau may end it */
-#define FERRY__RAMP_IW FERRY__TCP_IW /* a new stream's first window */
 #define FERRY__RAMP_MIN_IV_NS 200000000ull /* the shortest interval */
 #define FERRY__RAMP_MSS 1448    /* bytes per segment, for the loss ratio */
 #define FERRY__RAMP_FULL 0.9    /* a step whose new streams each carry this
